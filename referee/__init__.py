@@ -1,0 +1,1 @@
+"""The referee: game engines, the match loop, clocks and fault policy."""
