@@ -40,8 +40,8 @@ __all__ = [
     "State",
     "competition_ranks",
     "entry_points_table",
-    "get_game",
     "game_ids",
+    "get_game",
 ]
 
 ENTRY_POINT_GROUP = "saloon.games"

@@ -132,9 +132,7 @@ class GameSpec:
             )
             raise SeatCountError(f"{self.id} is played by {span} seats, not {num_players}")
 
-    def new_game(
-        self, num_players: int, options: Mapping[str, str | int] | None = None
-    ) -> State:
+    def new_game(self, num_players: int, options: Mapping[str, str | int] | None = None) -> State:
         """A fresh game (its first events are usually chance: the shuffle and deal)."""
         self.check_players(num_players)
         return self.factory(num_players, self.parse_options(options))

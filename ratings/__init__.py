@@ -1,0 +1,1 @@
+"""Ratings: TrueSkill per game and leaderboards (to come)."""

@@ -1,0 +1,36 @@
+"""Bot misbehaviour, classified: the referee owns it, engines never see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class FaultKind(StrEnum):
+    """What went wrong with a seat's answer."""
+
+    #: No answer within the decision deadline plus what was left of the time bank.
+    TIMEOUT = "TIMEOUT"
+    #: The bot is gone: process exited, stream broken, or its code raised.
+    CRASH = "CRASH"
+    #: An answer that is not one of the legal actions, or a malformed message.
+    INVALID = "INVALID"
+
+
+class SeatFault(Exception):
+    """Raised by a seat when its bot misbehaved on a decision (or at match start)."""
+
+    def __init__(self, kind: FaultKind, detail: str) -> None:
+        super().__init__(f"{kind.value}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One recorded fault: which seat, what kind, at which log entry (-1: match start)."""
+
+    seat: int
+    kind: FaultKind
+    decision: int
+    detail: str

@@ -1,0 +1,272 @@
+"""The match loop: one game, one seat per player, faults contained, everything recorded.
+
+The loop knows no game: it reaches the engine through the contract (referee/games/base.py)
+and the bots through :class:`~saloon.referee.seats.Seat`.
+
+Fault policy (docs/match-record.md): a late, invalid or malformed answer is a fault; the
+seat gets the decision's default action (the first legal one) and a strike. A crash, or
+reaching the strike limit, hands the seat to house:random for the rest of the match and
+ranks it last. The match always finishes with a valid record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import time
+from collections.abc import Mapping, Sequence
+
+from saloon.referee.faults import Fault, FaultKind, SeatFault
+from saloon.referee.games import CHANCE, TERMINAL, GameSpec, State, competition_ranks, get_game
+from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits
+from saloon.referee.record import LogEntry, MatchRecord, SeatInfo
+from saloon.referee.seats import DecisionRequest, EndInfo, InProcessSeat, Seat, StartInfo
+from saloon.sdk.house.random_bot import RandomBot
+
+log = logging.getLogger(__name__)
+
+
+def derive_seed(seed: int, label: str) -> int:
+    """A 63-bit seed for one purpose of a match (chance, a seat's bot), stable everywhere."""
+    digest = hashlib.sha256(f"{seed}:{label}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def final_ranks(engine_ranks: Sequence[int], played_out: Sequence[int]) -> list[int]:
+    """Engine ranks with played-out seats moved below every other seat (sharing last)."""
+    out = set(played_out)
+    kept = [s for s in range(len(engine_ranks)) if s not in out]
+    ranks = [len(kept)] * len(engine_ranks)
+    for seat, rank in zip(
+        kept, competition_ranks([engine_ranks[s] for s in kept], True), strict=True
+    ):
+        ranks[seat] = rank
+    return ranks
+
+
+class _SeatClock:
+    """One seat's time bank and strikes."""
+
+    __slots__ = ("bank_ms", "played_out", "strikes")
+
+    def __init__(self, bank_ms: int) -> None:
+        self.bank_ms = bank_ms
+        self.strikes = 0
+        self.played_out = False
+
+
+class Match:
+    """One match being played; :meth:`run` plays it to the end and returns the record."""
+
+    def __init__(
+        self,
+        game: GameSpec,
+        seats: Sequence[Seat],
+        seed: int,
+        options: Mapping[str, str | int] | None = None,
+        limits: MatchLimits = DEFAULT_LIMITS,
+        match_id: str | None = None,
+    ) -> None:
+        self.game = game
+        self.seats = list(seats)
+        self.state: State = game.new_game(len(self.seats), options)
+        self.options = game.parse_options(options)
+        self.seed = seed
+        self.limits = limits
+        self.match_id = match_id or f"local-{game.id}-{seed}"
+        self.record = MatchRecord(
+            match_id=self.match_id,
+            game=game.id,
+            options=self.options,
+            seed=seed,
+            seats=[SeatInfo(i, s.bot_id) for i, s in enumerate(self.seats)],
+            limits=limits,
+        )
+        self._chance_rng = random.Random(derive_seed(seed, "chance"))
+        self._clocks = [_SeatClock(limits.bank_ms) for _ in self.seats]
+        self._fallback: dict[int, Seat] = {}
+        self._timings: list[list[int]] = []
+
+    # -- the loop ---------------------------------------------------------------------
+    def run(self) -> MatchRecord:
+        """Play the match to its end; never raises for anything a bot does."""
+        started = time.perf_counter()
+        try:
+            for seat_index, seat in enumerate(self.seats):
+                self._start(seat_index, seat)
+            self._play()
+            record = self._finish()
+        finally:
+            for seat in [*self.seats, *self._fallback.values()]:
+                seat.close()
+        record.timing = {
+            "match_ms": round((time.perf_counter() - started) * 1000, 3),
+            "decisions_us": self._timings,
+        }
+        return record
+
+    def _start(self, seat_index: int, seat: Seat) -> None:
+        info = StartInfo(
+            match_id=self.match_id,
+            game=self.game.id,
+            options=dict(self.options),
+            seat=seat_index,
+            num_seats=len(self.seats),
+            seed=derive_seed(self.seed, f"seat:{seat_index}"),
+            decision_ms=self.limits.decision_ms,
+            bank_ms=self.limits.bank_ms,
+        )
+        try:
+            seat.start(info)
+        except SeatFault as fault:
+            self._fault(seat_index, fault.kind, -1, fault.detail)
+            self._play_out(seat_index)
+
+    def _play(self) -> None:
+        state = self.state
+        log_entries = self.record.log
+        limit = self.game.max_length
+        while True:
+            player = state.current_player()
+            if player == TERMINAL:
+                return
+            if len(log_entries) >= limit:
+                raise RuntimeError(f"{self.game.id} exceeded its max_length {limit}")
+            kind = state.decision_kind()
+            if player == CHANCE:
+                outcome = state.sample_chance(self._chance_rng)
+                state.apply_chance(outcome)
+                log_entries.append(LogEntry(None, kind, outcome=outcome))
+                continue
+            legal = state.legal_actions()
+            clock = self._clocks[player]
+            if clock.played_out:
+                action = legal[self._ask(self._fallback[player], player, kind, legal)]
+                log_entries.append(LogEntry(player, kind, action, fallback=True))
+            elif len(legal) == 1:
+                action = legal[0]
+                log_entries.append(LogEntry(player, kind, action, auto=True))
+            else:
+                action = self._decide(player, kind, legal)
+                log_entries.append(LogEntry(player, kind, action))
+            state.apply_action(action)
+
+    def _ask(self, seat: Seat, player: int, kind: str, legal: list[int]) -> int:
+        state = self.state
+        request = DecisionRequest(
+            index=len(self.record.log),
+            kind=kind,
+            observation=state.observation(player),
+            legal=[state.action_to_json(a) for a in legal],
+            decision_ms=self.limits.decision_ms,
+            bank_ms=self._clocks[player].bank_ms,
+        )
+        index = seat.decide(request)
+        if not isinstance(index, int) or not 0 <= index < len(legal):
+            raise SeatFault(FaultKind.INVALID, f"answer {index!r} is not an index of {len(legal)}")
+        return index
+
+    def _decide(self, player: int, kind: str, legal: list[int]) -> int:
+        seat = self.seats[player]
+        clock = self._clocks[player]
+        entry = len(self.record.log)
+        started = time.perf_counter_ns()
+        try:
+            index = self._ask(seat, player, kind, legal)
+        except SeatFault as fault:
+            elapsed_us = (time.perf_counter_ns() - started) // 1000
+            self._timings.append([entry, player, elapsed_us])
+            self._fault(player, fault.kind, entry, fault.detail)
+            if fault.kind is FaultKind.CRASH:
+                self._play_out(player)
+                return legal[self._ask(self._fallback[player], player, kind, legal)]
+            self._strike(player)
+            return legal[0]
+        elapsed_us = (time.perf_counter_ns() - started) // 1000
+        self._timings.append([entry, player, elapsed_us])
+        if seat.timed:
+            over_ms = elapsed_us / 1000 - self.limits.decision_ms
+            if over_ms > 0:
+                clock.bank_ms -= int(over_ms + 0.999)
+                if clock.bank_ms < 0:
+                    clock.bank_ms = 0
+                    self._fault(player, FaultKind.TIMEOUT, entry, f"answered after {elapsed_us} us")
+                    self._strike(player)
+                    return legal[0]
+        return legal[index]
+
+    # -- faults -----------------------------------------------------------------------
+    def _fault(self, player: int, kind: FaultKind, entry: int, detail: str) -> None:
+        log.warning(
+            "%s: seat %d %s at entry %d: %s", self.match_id, player, kind.value, entry, detail
+        )
+        self.record.faults.append(Fault(player, kind, entry, detail))
+
+    def _strike(self, player: int) -> None:
+        clock = self._clocks[player]
+        clock.strikes += 1
+        if clock.strikes >= self.limits.strike_limit:
+            self._play_out(player)
+
+    def _play_out(self, player: int) -> None:
+        """Hand the seat to house:random for the rest of the match; it will rank last."""
+        clock = self._clocks[player]
+        if clock.played_out:
+            return
+        clock.played_out = True
+        self.record.played_out.append(player)
+        self.seats[player].close()
+        fallback = InProcessSeat(RandomBot(), "house:random")
+        fallback.start(
+            StartInfo(
+                match_id=self.match_id,
+                game=self.game.id,
+                options=dict(self.options),
+                seat=player,
+                num_seats=len(self.seats),
+                seed=derive_seed(self.seed, f"fallback:{player}"),
+                decision_ms=self.limits.decision_ms,
+                bank_ms=self.limits.bank_ms,
+            )
+        )
+        self._fallback[player] = fallback
+
+    # -- the end ----------------------------------------------------------------------
+    def _finish(self) -> MatchRecord:
+        record = self.record
+        record.played_out.sort()
+        record.scores = self.state.scores()
+        record.ranks = final_ranks(self.state.ranks(), record.played_out)
+        end = EndInfo(list(record.scores), list(record.ranks))
+        for seat in self.seats:
+            seat.finish(end)
+        return record
+
+
+def play_match(
+    game_id: str,
+    seats: Sequence[Seat],
+    seed: int,
+    options: Mapping[str, str | int] | None = None,
+    limits: MatchLimits = DEFAULT_LIMITS,
+    match_id: str | None = None,
+) -> MatchRecord:
+    """Play one match of ``game_id`` between ``seats`` and return its record."""
+    return Match(get_game(game_id), seats, seed, options, limits, match_id).run()
+
+
+def play_local(
+    game_id: str,
+    bots: Sequence[str],
+    seed: int,
+    options: Mapping[str, str | int] | None = None,
+    limits: MatchLimits = DEFAULT_LIMITS,
+) -> MatchRecord:
+    """Play one match in-process between bots given as ``house:NAME`` (or paths)."""
+    from saloon.referee.bots import resolve_seat
+
+    game = get_game(game_id)
+    game.check_players(len(bots))
+    seats = [resolve_seat(spec, game_id) for spec in bots]
+    return Match(game, seats, seed, options, limits).run()

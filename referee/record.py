@@ -1,0 +1,215 @@
+"""The match record: everything needed to show, verify and rate one match (JSON).
+
+The layout is documented in docs/match-record.md. Two runs of the same match (same game,
+options, seats, seed) give byte-identical JSON except under the one key ``timing``, which
+holds measured wall times and which tools may drop (:func:`without_timing`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from saloon.referee.errors import RecordError
+from saloon.referee.faults import Fault, FaultKind
+from saloon.referee.games import Options
+from saloon.referee.limits import MatchLimits
+
+FORMAT = "saloon.match/1"
+#: The one key whose content differs between two runs of the same match.
+TIMING_KEY = "timing"
+
+
+def saloon_version() -> str:
+    """The installed saloon version (recorded with every match)."""
+    try:
+        return version("saloon")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One entry of the action log: a seat's action, or a chance outcome (seat None)."""
+
+    seat: int | None
+    kind: str
+    action: int = 0
+    outcome: tuple[int, ...] = ()
+    #: True when the referee played the seat's only legal action without asking it.
+    auto: bool = False
+    #: True when house:random chose for a seat that was played out after faults.
+    fallback: bool = False
+
+    @property
+    def is_chance(self) -> bool:
+        """True for a chance outcome."""
+        return self.seat is None
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry's JSON form."""
+        if self.seat is None:
+            return {"chance": self.kind, "outcome": list(self.outcome)}
+        out: dict[str, Any] = {"seat": self.seat, "kind": self.kind, "action": self.action}
+        if self.auto:
+            out["auto"] = True
+        if self.fallback:
+            out["fallback"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> LogEntry:
+        """Parse one entry; RecordError when it is malformed."""
+        if not isinstance(raw, dict):
+            raise RecordError(f"log entry {raw!r} is not an object")
+        if "chance" in raw:
+            outcome = raw.get("outcome")
+            if not isinstance(outcome, list) or not all(_is_int(x) for x in outcome):
+                raise RecordError(f"chance entry {raw!r} needs an integer list 'outcome'")
+            return cls(None, str(raw["chance"]), outcome=tuple(outcome))
+        seat, action = raw.get("seat"), raw.get("action")
+        if not (isinstance(seat, int) and isinstance(action, int)) or not (
+            _is_int(seat) and _is_int(action) and isinstance(raw.get("kind"), str)
+        ):
+            raise RecordError(f"log entry {raw!r} needs integer 'seat', 'action' and a 'kind'")
+        return cls(
+            seat,
+            raw["kind"],
+            action=action,
+            auto=bool(raw.get("auto", False)),
+            fallback=bool(raw.get("fallback", False)),
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class SeatInfo:
+    """Who sat in a seat: the bot id (``house:greedy``, a path, a bot@version)."""
+
+    seat: int
+    bot: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The seat's JSON form."""
+        return {"seat": self.seat, "bot": self.bot}
+
+
+@dataclass
+class MatchRecord:
+    """One played match."""
+
+    match_id: str
+    game: str
+    options: Options
+    seed: int
+    seats: list[SeatInfo]
+    limits: MatchLimits
+    log: list[LogEntry] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    #: Seats played out by house:random after a crash or too many strikes (ranked last).
+    played_out: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    ranks: list[int] = field(default_factory=list)
+    saloon_version: str = field(default_factory=saloon_version)
+    #: Measured wall times; the only part that differs between runs of the same match.
+    timing: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self, *, timing: bool = True) -> dict[str, Any]:
+        """The record's JSON form (``timing=False`` drops the measured wall times)."""
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "saloon_version": self.saloon_version,
+            "match_id": self.match_id,
+            "game": self.game,
+            "options": dict(self.options),
+            "seed": self.seed,
+            "seats": [s.to_json() for s in self.seats],
+            "limits": self.limits.to_json(),
+            "log": [e.to_json() for e in self.log],
+            "faults": [
+                {"seat": f.seat, "kind": f.kind.value, "decision": f.decision, "detail": f.detail}
+                for f in self.faults
+            ],
+            "played_out": list(self.played_out),
+            "scores": list(self.scores),
+            "ranks": list(self.ranks),
+        }
+        if timing:
+            out[TIMING_KEY] = self.timing
+        return out
+
+    def dumps(self, *, timing: bool = True) -> str:
+        """The record as JSON text: one key per line, one log entry per line."""
+        parts = []
+        for key, value in self.to_json(timing=timing).items():
+            if key == "log" and value:
+                entries = ",\n  ".join(json.dumps(e, separators=(",", ":")) for e in value)
+                text = "[\n  " + entries + "\n ]"
+            else:
+                text = json.dumps(value)
+            parts.append(f" {json.dumps(key)}: {text}")
+        return "{\n" + ",\n".join(parts) + "\n}\n"
+
+    @classmethod
+    def from_json(cls, raw: Any) -> MatchRecord:
+        """Parse a record; RecordError names the first thing wrong with it."""
+        if not isinstance(raw, dict):
+            raise RecordError("a match record is a JSON object")
+        if raw.get("format") != FORMAT:
+            raise RecordError(
+                f"not a match record of format {FORMAT} (format={raw.get('format')!r})"
+            )
+        try:
+            seats = [SeatInfo(int(s["seat"]), str(s["bot"])) for s in raw["seats"]]
+            faults = [
+                Fault(int(f["seat"]), FaultKind(f["kind"]), int(f["decision"]), str(f["detail"]))
+                for f in raw.get("faults", [])
+            ]
+            seed = raw["seed"]
+            if not _is_int(seed):
+                raise RecordError(f"seed {seed!r} is not an integer")
+            return cls(
+                match_id=str(raw["match_id"]),
+                game=str(raw["game"]),
+                options=dict(raw.get("options", {})),
+                seed=seed,
+                seats=seats,
+                limits=MatchLimits.from_json(raw.get("limits", {})),
+                log=[LogEntry.from_json(e) for e in raw["log"]],
+                faults=faults,
+                played_out=[int(s) for s in raw.get("played_out", [])],
+                scores=[float(x) for x in raw.get("scores", [])],
+                ranks=[int(x) for x in raw.get("ranks", [])],
+                saloon_version=str(raw.get("saloon_version", "")),
+                timing=dict(raw.get(TIMING_KEY, {})),
+            )
+        except RecordError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"malformed match record: {type(exc).__name__}: {exc}") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> MatchRecord:
+        """Read a record from a JSON file; RecordError for anything unreadable."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise RecordError(f"{path} is not UTF-8 text") from None
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{path} is not JSON: {exc}") from None
+        return cls.from_json(raw)
+
+
+def without_timing(raw: dict[str, Any]) -> dict[str, Any]:
+    """A record's JSON with the measured wall times dropped (for comparisons)."""
+    return {k: v for k, v in raw.items() if k != TIMING_KEY}

@@ -1,0 +1,129 @@
+"""Seats: the small interface between the match loop and a bot, wherever it runs.
+
+The loop speaks only to :class:`Seat`. :class:`InProcessSeat` runs an SDK bot in the
+referee's own process (house bots, tests); other seats (a bot process over gRPC, a
+container) implement the same interface.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from saloon.referee.faults import FaultKind, SeatFault
+from saloon.referee.games import Json
+from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
+from saloon.sdk.errors import NotALegalAction
+from saloon.sdk.games import make_decision
+
+
+@dataclass(frozen=True)
+class StartInfo:
+    """What a seat is told when the match starts."""
+
+    match_id: str
+    game: str
+    options: dict[str, Any]
+    seat: int
+    num_seats: int
+    seed: int
+    decision_ms: int
+    bank_ms: int
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """One decision asked of a seat."""
+
+    #: Index of the log entry this decision will become.
+    index: int
+    kind: str
+    observation: dict[str, Json]
+    legal: list[Json]
+    #: The deadline for this answer, and what is left of the seat's time bank (ms).
+    decision_ms: int
+    bank_ms: int
+
+
+@dataclass(frozen=True)
+class EndInfo:
+    """What a seat is told when the match ends."""
+
+    scores: list[float]
+    ranks: list[int]
+
+
+class Seat(ABC):
+    """One bot's place at the table."""
+
+    #: The bot id recorded for this seat (``house:greedy``, a path, ``bot@version``).
+    bot_id: str
+    #: True when the seat's answers are held to the clocks (bots outside the referee).
+    timed: bool = False
+
+    @abstractmethod
+    def start(self, info: StartInfo) -> None:
+        """Tell the bot the match starts; SeatFault if it cannot play."""
+
+    @abstractmethod
+    def decide(self, request: DecisionRequest) -> int:
+        """The bot's answer: an index into ``request.legal``; SeatFault on misbehaviour."""
+
+    @abstractmethod
+    def finish(self, info: EndInfo) -> None:
+        """Tell the bot the match is over (never raises)."""
+
+    def close(self) -> None:  # noqa: B027 -- optional hook, a no-op by default
+        """Release what the seat holds (processes, sockets); idempotent."""
+
+
+class InProcessSeat(Seat):
+    """An SDK bot called directly in the referee's process (trusted: not clocked)."""
+
+    def __init__(self, bot: Bot, bot_id: str) -> None:
+        self.bot = bot
+        self.bot_id = bot_id
+        self._game = ""
+        self._seat = 0
+
+    def start(self, info: StartInfo) -> None:
+        self._game = info.game
+        self._seat = info.seat
+        try:
+            self.bot.on_match_start(
+                MatchInfo(
+                    game=info.game,
+                    options=dict(info.options),
+                    seat=info.seat,
+                    num_seats=info.num_seats,
+                    seed=info.seed,
+                    decision_ms=info.decision_ms,
+                    bank_ms=info.bank_ms,
+                )
+            )
+        except Exception as exc:  # the bot's own code failed: a fault, not our crash
+            raise SeatFault(FaultKind.CRASH, f"on_match_start raised {exc!r}") from exc
+
+    def decide(self, request: DecisionRequest) -> int:
+        decision = make_decision(
+            self._game,
+            request.kind,
+            request.observation,
+            request.legal,
+            Clock(request.decision_ms, request.bank_ms),
+        )
+        try:
+            choice = self.bot.act(decision)
+        except Exception as exc:  # the bot's own code failed: a fault, not our crash
+            raise SeatFault(FaultKind.CRASH, f"act raised {exc!r}") from exc
+        try:
+            return decision.index_of(choice)
+        except NotALegalAction as exc:
+            raise SeatFault(FaultKind.INVALID, str(exc)) from None
+
+    def finish(self, info: EndInfo) -> None:
+        try:
+            self.bot.on_match_end(MatchResult(self._seat, list(info.scores), list(info.ranks)))
+        except Exception:
+            return

@@ -1,0 +1,19 @@
+"""The SDK's exceptions: one base class, specific subclasses."""
+
+from __future__ import annotations
+
+
+class SdkError(Exception):
+    """Base class of every error the SDK raises on purpose."""
+
+
+class NotALegalAction(SdkError):
+    """A bot returned something that is not one of the decision's legal actions."""
+
+
+class UnknownHouseBot(SdkError):
+    """A ``house:NAME`` that no house bot answers to for the game."""
+
+
+class BotLoadError(SdkError):
+    """A bot file or folder that cannot be loaded as a bot."""

@@ -1,0 +1,160 @@
+"""Seas of Strife, typed for bot authors.
+
+A card is its number (0-74); its colour follows from the number. ``Observation`` is what a
+seat sees; PLAY_CARD actions are :class:`Card`, CHOOSE_LEADER actions are seat numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from saloon.referee.games.seas_of_strife.engine import (
+    COLOUR_OF,
+    COLOURS,
+    RANGES,
+    TOP_CARDS,
+    trick_winner_index,
+)
+
+PLAY_CARD = "PLAY_CARD"
+CHOOSE_LEADER = "CHOOSE_LEADER"
+
+__all__ = [
+    "CHOOSE_LEADER",
+    "COLOURS",
+    "PLAY_CARD",
+    "Card",
+    "Observation",
+    "Play",
+    "Trick",
+    "decode_action",
+    "decode_observation",
+    "winner_of",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Card:
+    """One card; ordered by number."""
+
+    number: int
+
+    @property
+    def colour(self) -> str:
+        """The card's colour name (black, red, blue, brown, green, yellow, purple, grey)."""
+        return COLOURS[COLOUR_OF[self.number]]
+
+    @property
+    def colour_index(self) -> int:
+        """The colour as an index into COLOURS."""
+        return COLOUR_OF[self.number]
+
+    @property
+    def rank(self) -> int:
+        """Position within its colour: 0 for the lowest card of the colour."""
+        return self.number - RANGES[COLOUR_OF[self.number]][0]
+
+    @property
+    def is_top(self) -> bool:
+        """True for the top card of its colour (winning with it picks the next leader)."""
+        return self.number in TOP_CARDS
+
+    def __str__(self) -> str:
+        return f"{self.number} {self.colour}"
+
+
+@dataclass(frozen=True)
+class Play:
+    """A card played into a trick by a seat."""
+
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True)
+class Trick:
+    """A completed trick of the current hand."""
+
+    leader: int
+    plays: tuple[Play, ...]
+    winner: int
+
+
+def winner_of(cards: Sequence[Card]) -> int:
+    """Index of the card that takes a trick of these cards (in play order)."""
+    return trick_winner_index([c.number for c in cards])
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one seat sees."""
+
+    seat: int
+    num_players: int
+    hand_number: int
+    hand: tuple[Card, ...]
+    hand_sizes: tuple[int, ...]
+    leader: int
+    trick: tuple[Play, ...]
+    completed_tricks: tuple[Trick, ...]
+    tricks_taken: tuple[int, ...]
+    points: tuple[int, ...]
+    end_threshold: int
+    to_play: int
+    decision: str
+
+    def trick_colours(self) -> set[str]:
+        """Colours already in the current trick (a follower must match one if it can)."""
+        return {p.card.colour for p in self.trick}
+
+    def played_cards(self) -> set[Card]:
+        """Every card seen this hand: completed tricks and the current trick."""
+        seen = {p.card for t in self.completed_tricks for p in t.plays}
+        seen.update(p.card for p in self.trick)
+        return seen
+
+    def would_win(self, card: Card) -> bool:
+        """True if ``card`` would take the trick as it stands now (later plays may change it)."""
+        cards = [p.card for p in self.trick] + [card]
+        return winner_of(cards) == len(cards) - 1
+
+    def seats_still_to_play(self) -> int:
+        """How many seats play into the current trick after this one."""
+        return self.num_players - len(self.trick) - 1
+
+
+def _plays(items: Iterable[dict[str, Any]]) -> tuple[Play, ...]:
+    return tuple(Play(int(p["seat"]), Card(int(p["card"]))) for p in items)
+
+
+def decode_observation(raw: dict[str, Any]) -> Observation:
+    """The typed observation from its JSON form."""
+    completed = []
+    for t in raw["completed_tricks"]:
+        leader, n = int(t["leader"]), int(raw["num_players"])
+        plays = tuple(Play((leader + i) % n, Card(int(c))) for i, c in enumerate(t["cards"]))
+        completed.append(Trick(leader, plays, int(t["winner"])))
+    return Observation(
+        seat=int(raw["seat"]),
+        num_players=int(raw["num_players"]),
+        hand_number=int(raw["hand_number"]),
+        hand=tuple(Card(int(c)) for c in raw["hand"]),
+        hand_sizes=tuple(int(x) for x in raw["hand_sizes"]),
+        leader=int(raw["leader"]),
+        trick=_plays(raw["trick"]),
+        completed_tricks=tuple(completed),
+        tricks_taken=tuple(int(x) for x in raw["tricks_taken"]),
+        points=tuple(int(x) for x in raw["points"]),
+        end_threshold=int(raw["end_threshold"]),
+        to_play=int(raw["to_play"]),
+        decision=str(raw["decision"]),
+    )
+
+
+def decode_action(kind: str, raw: Any) -> Card | int:
+    """PLAY_CARD -> Card; CHOOSE_LEADER -> the seat number."""
+    if kind == CHOOSE_LEADER:
+        return int(raw["seat"])
+    return Card(int(raw["card"]))

@@ -1,0 +1,1 @@
+"""Workers: RQ jobs, season scheduling, sandboxes, the results store (to come)."""
