@@ -116,6 +116,40 @@ class SeasOfStrifeState(State):
         self._colour_mask = 0
         self._legal: list[int] | None = None
 
+    @classmethod
+    def position(
+        cls,
+        hands: Sequence[Sequence[int]],
+        leader: int,
+        *,
+        trick: Sequence[int] = (),
+        points: Sequence[int] | None = None,
+        taken: Sequence[int] | None = None,
+        first_trick: bool = False,
+        hand_number: int = 1,
+    ) -> SeasOfStrifeState:
+        """A hand-built position: ``hands`` per seat, the trick so far (led by ``leader``).
+
+        For puzzles, tests and bots that search. With ``first_trick`` the trick is the
+        hand's first, whose lead is forced. Cards not in a hand or the trick count as
+        already played (the ``cards()`` zones then do not add up to the deck).
+        """
+        n = len(hands)
+        state = cls(n)
+        state.hands = [sorted(h) for h in hands]
+        state.points = list(points) if points is not None else [0] * n
+        state.taken = list(taken) if taken is not None else [0] * n
+        state.hand_number = hand_number
+        state.leader = leader
+        state.trick_seats = [(leader + i) % n for i in range(len(trick))]
+        state.trick_cards = list(trick)
+        for card in trick:
+            state._colour_mask |= BIT_OF[card]
+        state.opening_card = (11 if n == 3 else 0) if first_trick and not trick else -1
+        state._to_play = (leader + len(trick)) % n
+        state._phase = _PHASE_PLAY
+        return state
+
     # -- whose turn -------------------------------------------------------------------
     def current_player(self) -> int:
         phase = self._phase

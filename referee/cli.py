@@ -1,0 +1,243 @@
+"""The ``saloon`` command line: list games, play a match, show or verify a recorded one.
+
+Every error a user can cause prints one line on stderr (``saloon: error: ...``) and exits
+non-zero, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from saloon.referee.errors import RefereeError
+from saloon.referee.games import State, game_ids, get_game
+from saloon.referee.record import MatchRecord
+from saloon.referee.replay import Step, replay, verify
+from saloon.sdk.errors import SdkError
+from saloon.sdk.house import house_bots
+
+MAX_SEED = 2**63 - 1
+
+
+class UsageError(Exception):
+    """A command line that does not parse."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors become one line (raised, printed by main)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"seed {value} is out of range 0..2**63-1")
+    return value
+
+
+def _option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"option {text!r} is not NAME=VALUE")
+    return name, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``saloon`` command."""
+    parser = _Parser(prog="saloon", description="Saloon: a tournament arena for card-game bots.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    games = sub.add_parser("games", help="list the games, their seats, options and house bots")
+    games.add_argument("--json", action="store_true", help="print JSON")
+
+    play = sub.add_parser("play", help="play one match in-process and print its log")
+    play.add_argument("game", help="a game id, e.g. seas-of-strife-v1 (see `saloon games`)")
+    play.add_argument(
+        "--seat",
+        action="append",
+        required=True,
+        metavar="BOT",
+        help="one per seat, in seat order: house:NAME or a path to a bot file or folder",
+    )
+    play.add_argument("--seed", type=_seed, default=0, help="match seed (default 0)")
+    play.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a game option (see `saloon games`), repeatable",
+    )
+    play.add_argument("--json", action="store_true", help="print the match record as JSON")
+    play.add_argument("--out", metavar="FILE", help="also write the match record to FILE")
+
+    rep = sub.add_parser("replay", help="show a recorded match (JSON record file)")
+    rep.add_argument("file", help="a match record written by `saloon play --json`/--out")
+    rep.add_argument("--as-seat", type=int, metavar="K", help="show only what seat K saw")
+    rep.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-run the log through the engine and check the recorded result",
+    )
+    return parser
+
+
+# -- commands -------------------------------------------------------------------------
+def cmd_games(args: argparse.Namespace, out: TextIO) -> int:
+    """List the registered games."""
+    rows = []
+    for game_id in game_ids():
+        spec = get_game(game_id)
+        rows.append(
+            {
+                "id": spec.id,
+                "name": spec.name,
+                "min_players": spec.min_players,
+                "max_players": spec.max_players,
+                "summary": spec.summary,
+                "decision_kinds": list(spec.decision_kinds),
+                "options": [
+                    {"name": o.name, "values": o.describe(), "default": o.default, "help": o.help}
+                    for o in spec.options
+                ],
+                "house_bots": [f"house:{name}" for name in house_bots(spec.id)],
+            }
+        )
+    if args.json:
+        out.write(json.dumps(rows, indent=1) + "\n")
+        return 0
+    for row in rows:
+        seats = (
+            f"{row['min_players']}"
+            if row["min_players"] == row["max_players"]
+            else f"{row['min_players']}-{row['max_players']}"
+        )
+        out.write(f"{row['id']:<22} {row['name']} ({seats} seats): {row['summary']}\n")
+        out.write(f"{'':<22} house bots: {', '.join(row['house_bots'])}\n")
+        for opt in row["options"]:
+            out.write(
+                f"{'':<22} --option {opt['name']}={opt['values']} "
+                f"(default {opt['default']}): {opt['help']}\n"
+            )
+    return 0
+
+
+def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
+    """Play one match and print its log (or its record as JSON)."""
+    from saloon.referee.match import play_local
+
+    options = dict(args.option)
+    record = play_local(args.game, args.seat, args.seed, options)
+    text = record.dumps()
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise RefereeError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    if args.json:
+        out.write(text)
+    else:
+        print_match(record, out)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+    """Show a recorded match, optionally as one seat saw it, optionally verified."""
+    record = MatchRecord.load(args.file)
+    if args.as_seat is not None and not 0 <= args.as_seat < len(record.seats):
+        raise RefereeError(
+            f"--as-seat {args.as_seat}: the match has seats 0..{len(record.seats) - 1}"
+        )
+    if args.verify:
+        verify(record)
+    print_match(record, out, as_seat=args.as_seat)
+    if args.verify:
+        out.write("verified: the log replays to the recorded scores and ranks\n")
+    return 0
+
+
+# -- printing -------------------------------------------------------------------------
+def print_match(record: MatchRecord, out: TextIO, as_seat: int | None = None) -> None:
+    """A readable log of a match; with ``as_seat``, only what that seat saw."""
+    seats = ", ".join(f"{s.seat}={s.bot}" for s in record.seats)
+    opts = " ".join(f"{k}={v}" for k, v in record.options.items())
+    out.write(f"{record.game} seed {record.seed} {opts} seats {seats}\n".replace("  ", " "))
+    if as_seat is not None:
+        out.write(f"as seen by seat {as_seat}\n")
+    faults = {f.decision: f for f in record.faults}
+
+    def show(step: Step) -> None:
+        entry = step.entry
+        if as_seat is not None:
+            _show_as_seat(step, as_seat, out)
+            return
+        if entry.is_chance:
+            out.write(f"{step.index:5}  chance  {entry.kind:<14} {step.label}\n")
+            return
+        marks = " (only move)" if entry.auto else " (house:random)" if entry.fallback else ""
+        if step.index in faults:
+            fault = faults[step.index]
+            marks += f" [{fault.kind.value}: {fault.detail}]"
+        out.write(f"{step.index:5}  seat {entry.seat}  {entry.kind:<14} {step.label}{marks}\n")
+
+    state = replay(record, show)
+    for fault in record.faults:
+        if fault.decision < 0:
+            out.write(
+                f"fault at match start: seat {fault.seat} {fault.kind.value}: {fault.detail}\n"
+            )
+    _print_result(record, state, out)
+
+
+def _show_as_seat(step: Step, seat: int, out: TextIO) -> None:
+    entry = step.entry
+    if entry.seat != seat:
+        return
+    obs = step.before.observation(seat)
+    out.write(f"{step.index:5}  you see: {json.dumps(obs, separators=(',', ':'))}\n")
+    out.write(f"{'':5}  you {entry.kind}: {step.label}\n")
+
+
+def _print_result(record: MatchRecord, state: State, out: TextIO) -> None:
+    if not state.is_terminal():
+        out.write("the log ends before the game is over\n")
+        return
+    out.write("result:\n  seat  bot                    score  rank\n")
+    for info in record.seats:
+        flag = "  played out after faults" if info.seat in record.played_out else ""
+        score = record.scores[info.seat] if info.seat < len(record.scores) else float("nan")
+        rank = record.ranks[info.seat] if info.seat < len(record.ranks) else -1
+        out.write(f"  {info.seat:<4}  {info.bot:<22} {score:>5g}  {rank:>4}{flag}\n")
+
+
+COMMANDS = {"games": cmd_games, "play": cmd_play, "replay": cmd_replay}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``saloon`` console script."""
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args, sys.stdout)
+    except UsageError as exc:
+        print(f"saloon: error: {exc} (see saloon --help)", file=sys.stderr)
+        return 2
+    except (RefereeError, SdkError) as exc:
+        print(f"saloon: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Re-running a match record through its engine: replay, per-seat views, verification."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from saloon.referee.errors import RecordError, RefereeError
+from saloon.referee.games import CHANCE, TERMINAL, State, get_game
+from saloon.referee.match import final_ranks
+from saloon.referee.record import LogEntry, MatchRecord
+
+
+@dataclass(frozen=True)
+class Step:
+    """One log entry, with the state just before it was applied."""
+
+    index: int
+    entry: LogEntry
+    before: State
+    label: str
+
+
+def replay(record: MatchRecord, on_step: Callable[[Step], None] | None = None) -> State:
+    """Rebuild ``record``'s game from its log alone and return the final state.
+
+    ``on_step`` sees each entry with the live state just before it is applied (clone it to
+    keep it). RecordError names the first entry the engine refuses.
+    """
+    game = get_game(record.game)
+    try:
+        state = game.new_game(len(record.seats), record.options)
+    except RefereeError as exc:
+        raise RecordError(f"the record's game set-up is invalid: {exc}") from None
+    for index, entry in enumerate(record.log):
+        player = state.current_player()
+        if player == TERMINAL:
+            raise RecordError(f"log entry {index}: the game was already over")
+        if entry.is_chance != (player == CHANCE):
+            expected = "a chance event" if player == CHANCE else f"a decision of seat {player}"
+            raise RecordError(f"log entry {index}: expected {expected}")
+        kind = state.decision_kind()
+        if entry.kind != kind:
+            raise RecordError(f"log entry {index}: kind {entry.kind} but the game asks {kind}")
+        if entry.is_chance:
+            label = state.outcome_to_string(entry.outcome)
+        else:
+            if entry.seat != player:
+                raise RecordError(
+                    f"log entry {index}: seat {entry.seat} but seat {player} is to act"
+                )
+            label = state.action_to_string(entry.action)
+        if on_step is not None:
+            on_step(Step(index, entry, state, label))
+        try:
+            if entry.is_chance:
+                state.apply_chance(entry.outcome)
+            else:
+                state.apply_action(entry.action)
+        except RefereeError as exc:
+            raise RecordError(f"log entry {index}: {exc}") from None
+    return state
+
+
+def verify(record: MatchRecord) -> State:
+    """Replay ``record`` and check it ends where the record says; RecordError otherwise."""
+    state = replay(record)
+    if not state.is_terminal():
+        raise RecordError(f"the log stops before the game is over ({len(record.log)} entries)")
+    scores = state.scores()
+    if [float(s) for s in record.scores] != scores:
+        raise RecordError(f"recorded scores {record.scores} but the log gives {scores}")
+    ranks = final_ranks(state.ranks(), record.played_out)
+    if record.ranks != ranks:
+        raise RecordError(f"recorded ranks {record.ranks} but the log gives {ranks}")
+    for fault in record.faults:
+        if not 0 <= fault.seat < len(record.seats):
+            raise RecordError(f"a fault names seat {fault.seat}, which does not exist")
+    return state
