@@ -1,0 +1,360 @@
+"""Western Legends: Showdown, typed for bot authors (self-contained: no engine import).
+
+Card ids 0..17: seat 0 red = 0..8, seat 1 black = 9..17, values 1,1,1,2,3,4,5,6,7 in id
+order; :func:`card` builds any card from its id. Location ids 0..6: Saloon, Sheriff's
+Office, Doctor's Office, Mine, Ranch, Cabaret, Bandit Hideout. A stack is bottom first.
+
+Actions by decision kind:
+
+* MULLIGAN: :class:`Card` (discard it) or :data:`DONE`.
+* TURN: :class:`Place` or :data:`PASS`; DETERMINATION_EXTRA: :class:`Place` or :data:`SKIP`.
+* ACTIVATE, WALLOP_SECOND: ``True`` / ``False``.
+* SADDLE_DEST, STICK_DEST: a location id (int).
+* STICK_SOURCE, CHEAT_PICK: :class:`Pick` (a card on the table and where it lies).
+
+Helpers: :func:`condition_met`, :func:`stack_winner`, :func:`activates`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MULLIGAN = "MULLIGAN"
+TURN = "TURN"
+ACTIVATE = "ACTIVATE"
+WALLOP_SECOND = "WALLOP_SECOND"
+DETERMINATION_EXTRA = "DETERMINATION_EXTRA"
+SADDLE_DEST = "SADDLE_DEST"
+STICK_SOURCE = "STICK_SOURCE"
+STICK_DEST = "STICK_DEST"
+CHEAT_PICK = "CHEAT_PICK"
+
+VALUES = (1, 1, 1, 2, 3, 4, 5, 6, 7)
+COLOURS = ("red", "black")
+ABILITIES = (
+    "",
+    "WALLOP",
+    "DETERMINATION",
+    "BULLETPROOF",
+    "SADDLE UP",
+    "STICK 'EM UP",
+    "CHEAT",
+    "LIVING LEGEND",
+)
+WALLOP, DETERMINATION, BULLETPROOF, SADDLE_UP, STICK_EM_UP, CHEAT, LIVING_LEGEND = range(1, 8)
+SALOON, SHERIFF, DOCTOR, MINE, RANCH, CABARET, HIDEOUT = range(7)
+LOCATION_NAMES = (
+    "Saloon",
+    "Sheriff's Office",
+    "Doctor's Office",
+    "Mine",
+    "Ranch",
+    "Cabaret",
+    "Bandit Hideout",
+)
+
+__all__ = [
+    "ACTIVATE",
+    "CHEAT_PICK",
+    "DETERMINATION_EXTRA",
+    "DONE",
+    "LOCATION_NAMES",
+    "MULLIGAN",
+    "PASS",
+    "SADDLE_DEST",
+    "SKIP",
+    "STICK_DEST",
+    "STICK_SOURCE",
+    "TURN",
+    "WALLOP_SECOND",
+    "Card",
+    "Done",
+    "GameResult",
+    "Location",
+    "Observation",
+    "Pass",
+    "Pending",
+    "Pick",
+    "Place",
+    "Skip",
+    "activates",
+    "card",
+    "condition_met",
+    "decode_action",
+    "decode_observation",
+    "deck_of",
+    "stack_winner",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Card:
+    """One card; ordered by id. ``owner`` is the seat whose colour it is."""
+
+    id: int
+    colour: str
+    value: int
+    ability: str
+    owner: int
+
+    def __str__(self) -> str:
+        return f"{self.colour} {self.value} ({self.ability}, #{self.id})"
+
+
+_CARDS = tuple(
+    Card(c, COLOURS[c // 9], VALUES[c % 9], ABILITIES[VALUES[c % 9]], c // 9) for c in range(18)
+)
+
+
+def card(card_id: int) -> Card:
+    """The card with this id (0..17)."""
+    return _CARDS[card_id]
+
+
+def deck_of(seat: int) -> tuple[Card, ...]:
+    """A seat's 9 cards (seat 0 red, seat 1 black)."""
+    return _CARDS[9 * seat : 9 * seat + 9]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Place ``card`` from hand at location ``location`` (an id 0..6)."""
+
+    card: Card
+    location: int
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A card on the table: ``location`` id and ``position`` in its stack (0 = bottom)."""
+
+    card: Card
+    location: int
+    position: int
+
+
+@dataclass(frozen=True)
+class Pass:
+    """TURN: pass the REPUTATION card instead of playing."""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """DETERMINATION_EXTRA: play no extra card."""
+
+
+@dataclass(frozen=True)
+class Done:
+    """MULLIGAN: discard no more cards."""
+
+
+PASS = Pass()
+SKIP = Skip()
+DONE = Done()
+
+
+@dataclass(frozen=True)
+class Location:
+    """A location on the table and its stack (bottom first)."""
+
+    id: int
+    name: str
+    condition: str
+    stack: tuple[Card, ...]
+    #: Ids of activated BULLETPROOF cards in the stack.
+    bulletproof: frozenset[int]
+
+    @property
+    def top(self) -> Card | None:
+        """The top card, or None when the stack is empty."""
+        return self.stack[-1] if self.stack else None
+
+    def open_to(self, seat: int) -> bool:
+        """True if ``seat`` may place a card here from hand (no opponent BULLETPROOF on top)."""
+        top = self.top
+        return top is None or top.owner == seat or top.id not in self.bulletproof
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The card whose ability is resolving, where it lies, and a first pick if any."""
+
+    card: Card
+    location: int
+    picked: Card | None
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """A finished game of a best-of-3 match."""
+
+    start_player: int
+    winner: int
+    cards_won: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one seat sees (see docs/rules/western-showdown.md)."""
+
+    seat: int
+    num_players: int
+    best_of: int
+    game_number: int
+    games_won: tuple[int, ...]
+    previous_games: tuple[GameResult, ...]
+    start_player: int
+    hand: tuple[Card, ...]
+    hand_sizes: tuple[int, ...]
+    #: The seat's own draw pile, by id (its order is unknown).
+    draw_pile: tuple[Card, ...]
+    draw_pile_sizes: tuple[int, ...]
+    mulligan_discards: tuple[int, ...]
+    #: The three locations on the table, in table order.
+    locations: tuple[Location, ...]
+    won_sizes: tuple[int, ...]
+    #: Cards each seat has placed from hand this game, in order.
+    played: tuple[tuple[Card, ...], ...]
+    reputation: int
+    pass_blocked: tuple[bool, ...]
+    pending: Pending | None
+    to_play: int
+    decision: str
+
+    def location(self, location_id: int) -> Location:
+        """The location on the table with this id."""
+        for loc in self.locations:
+            if loc.id == location_id:
+                return loc
+        raise KeyError(location_id)
+
+    @property
+    def opponent(self) -> int:
+        """The other seat."""
+        return 1 - self.seat
+
+    def opponent_unseen(self) -> tuple[Card, ...]:
+        """The opponent's cards not yet placed: its hand and draw pile, in some order."""
+        played = set(self.played[self.opponent])
+        return tuple(c for c in deck_of(self.opponent) if c not in played)
+
+
+def condition_met(location: int, stack: Sequence[Card]) -> bool:
+    """True when ``stack`` (bottom first) meets the win condition of location ``location``."""
+    values = [c.value for c in stack]
+    if location == SALOON:
+        return values.count(1) >= 3
+    if location == SHERIFF:
+        red = sum(1 for c in stack if c.owner == 0)
+        return red >= 2 and len(stack) - red >= 2
+    if location == DOCTOR:
+        return len(set(values)) >= 4
+    if location == MINE:
+        run, previous = 0, -1
+        for c in stack:
+            run = run + 1 if c.owner == previous else 1
+            previous = c.owner
+            if run >= 3:
+                return True
+        return False
+    if location == RANCH:
+        return sum(values) > 11
+    if location == CABARET:
+        return 1 in values and 5 in values and 6 in values
+    if location == HIDEOUT:
+        return len(stack) >= 4 and sum(values) < 11
+    raise ValueError(f"no location {location}")
+
+
+def stack_winner(stack: Sequence[Card]) -> int:
+    """End scoring: owner of the highest card, the one nearer the top on equal values."""
+    best, winner = -1, -1
+    for c in reversed(stack):
+        if c.value > best:
+            best, winner = c.value, c.owner
+    return winner
+
+
+def activates(placed: Card, stack: Sequence[Card]) -> bool:
+    """True if placing ``placed`` on ``stack`` (before it) would activate its ability."""
+    return not stack or placed.value > stack[-1].value
+
+
+def _cards(items: Sequence[Any]) -> tuple[Card, ...]:
+    return tuple(_CARDS[int(c["id"])] for c in items)
+
+
+def decode_observation(raw: dict[str, Any]) -> Observation:
+    """The typed observation from its JSON form."""
+    locations = tuple(
+        Location(
+            id=int(loc["id"]),
+            name=str(loc["name"]),
+            condition=str(loc["condition"]),
+            stack=_cards(loc["stack"]),
+            bulletproof=frozenset(int(c["id"]) for c in loc["stack"] if c.get("bulletproof")),
+        )
+        for loc in raw["locations"]
+    )
+    pending = None
+    if raw.get("pending"):
+        p = raw["pending"]
+        picked = p.get("picked")
+        pending = Pending(
+            card=_CARDS[int(p["card"]["id"])],
+            location=int(p["location"]),
+            picked=_CARDS[int(picked["id"])] if picked else None,
+        )
+    return Observation(
+        seat=int(raw["seat"]),
+        num_players=int(raw["num_players"]),
+        best_of=int(raw["best_of"]),
+        game_number=int(raw["game_number"]),
+        games_won=tuple(int(x) for x in raw["games_won"]),
+        previous_games=tuple(
+            GameResult(
+                int(g["start_player"]),
+                int(g["winner"]),
+                (int(g["cards_won"][0]), int(g["cards_won"][1])),
+            )
+            for g in raw["previous_games"]
+        ),
+        start_player=int(raw["start_player"]),
+        hand=_cards(raw["hand"]),
+        hand_sizes=tuple(int(x) for x in raw["hand_sizes"]),
+        draw_pile=_cards(raw["draw_pile"]),
+        draw_pile_sizes=tuple(int(x) for x in raw["draw_pile_sizes"]),
+        mulligan_discards=tuple(int(x) for x in raw["mulligan_discards"]),
+        locations=locations,
+        won_sizes=tuple(int(x) for x in raw["won_sizes"]),
+        played=tuple(tuple(_CARDS[int(c)] for c in p) for p in raw["played"]),
+        reputation=int(raw["reputation"]),
+        pass_blocked=tuple(bool(x) for x in raw["pass_blocked"]),
+        pending=pending,
+        to_play=int(raw["to_play"]),
+        decision=str(raw["decision"]),
+    )
+
+
+Action = Card | Place | Pick | Pass | Skip | Done | bool | int
+
+
+def decode_action(kind: str, raw: Any) -> Action:
+    """The typed action of a decision kind from its JSON form (see the module docstring)."""
+    if "pass" in raw:
+        return PASS
+    if "skip" in raw:
+        return SKIP
+    if "done" in raw:
+        return DONE
+    if "yes" in raw:
+        return bool(raw["yes"])
+    if "position" in raw:
+        return Pick(_CARDS[int(raw["card"])], int(raw["location"]), int(raw["position"]))
+    if "card" in raw:
+        if "location" in raw:
+            return Place(_CARDS[int(raw["card"])], int(raw["location"]))
+        return _CARDS[int(raw["card"])]
+    return int(raw["location"])
