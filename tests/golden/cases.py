@@ -1,0 +1,12 @@
+"""The golden playthroughs: (file name, game id, players, seed, options)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+CASES: list[tuple[str, str, int, int, dict[str, str | int]]] = [
+    ("seas-of-strife-v1-4p-seed1.txt", "seas-of-strife-v1", 4, 1, {}),
+    ("seas-of-strife-v1-3p-seed2.txt", "seas-of-strife-v1", 3, 2, {}),
+]

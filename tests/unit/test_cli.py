@@ -1,0 +1,146 @@
+"""The ``saloon`` command as a user runs it: a real subprocess of the console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SALOON = [sys.executable, "-m", "saloon.referee.cli"]
+SOS = "seas-of-strife-v1"
+SEATS = ["--seat", "house:greedy", "--seat", "house:random", "--seat", "house:random"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SALOON, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_games_lists_every_game() -> None:
+    from saloon.referee.games import game_ids
+
+    out = run("games", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["id"] for r in rows] == game_ids()
+    sos = next(r for r in rows if r["id"] == SOS)
+    assert (sos["min_players"], sos["max_players"]) == (3, 6)
+    assert "house:greedy" in sos["house_bots"]
+    text = run("games")
+    assert SOS in text.stdout
+
+
+def test_play_json_is_byte_identical_for_the_same_seed() -> None:
+    first = run("play", SOS, *SEATS, "--seed", "11", "--json")
+    second = run("play", SOS, *SEATS, "--seed", "11", "--json")
+    assert first.returncode == 0, first.stderr
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    assert "timing" in a
+    del a["timing"], b["timing"]
+    assert a == b
+    strip = [line for line in first.stdout.splitlines() if not line.startswith(' "timing"')]
+    strip2 = [line for line in second.stdout.splitlines() if not line.startswith(' "timing"')]
+    assert strip == strip2, "everything but the timing line is byte-identical"
+    assert a["game"] == SOS and a["seed"] == 11
+    assert [s["bot"] for s in a["seats"]] == ["house:greedy", "house:random", "house:random"]
+    assert a["log"][0]["chance"] == "DEAL"
+    assert sorted(a["ranks"]) == sorted(a["ranks"]) and len(a["scores"]) == 3
+
+
+def test_play_text_log_and_replay_verify(tmp_path: Path) -> None:
+    record = tmp_path / "m.json"
+    out = run("play", SOS, *SEATS, "--seed", "5", "--out", str(record))
+    assert out.returncode == 0, out.stderr
+    assert "chance  DEAL" in out.stdout and "result:" in out.stdout
+    rep = run("replay", str(record), "--verify")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout.splitlines()[-1].startswith("verified")
+    # The replay shows the same log as the play did.
+    assert rep.stdout.splitlines()[: len(out.stdout.splitlines())] == out.stdout.splitlines()
+
+
+def test_replay_as_seat_shows_only_that_seats_cards(tmp_path: Path) -> None:
+    record_path = tmp_path / "m.json"
+    assert run("play", SOS, *SEATS, "--seed", "5", "--out", str(record_path)).returncode == 0
+    record = json.loads(record_path.read_text())
+    deal = record["log"][0]["outcome"]
+    seat1_hand = set(deal[15:30])
+    rep = run("replay", str(record_path), "--as-seat", "1")
+    assert rep.returncode == 0, rep.stderr
+    seen = [
+        json.loads(line.split("you see: ", 1)[1])
+        for line in rep.stdout.splitlines()
+        if "you see: " in line
+    ]
+    # Seat 1's hands of the first deal only hold cards of its block of the deal.
+    seen_hands = [obs["hand"] for obs in seen if obs["hand_number"] == 1]
+    assert seen_hands and all(set(h) <= seat1_hand for h in seen_hands)
+    assert "DEAL" not in rep.stdout.split("result:")[0].split("as seen by seat 1", 1)[1]
+
+
+def test_replay_verify_catches_a_tampered_result(tmp_path: Path) -> None:
+    record_path = tmp_path / "m.json"
+    assert run("play", SOS, *SEATS, "--seed", "5", "--out", str(record_path)).returncode == 0
+    record = json.loads(record_path.read_text())
+    record["scores"][0] += 1
+    record_path.write_text(json.dumps(record))
+    rep = run("replay", str(record_path), "--verify")
+    assert rep.returncode == 1
+    assert "recorded scores" in rep.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["play", "no-such-game-v1", "--seat", "house:random"], "unknown game"),
+        (["play", SOS, "--seat", "house:random"], "3 to 6 seats"),
+        (["play", SOS, *SEATS, "--seed", "x"], "seed"),
+        (["play", SOS, *SEATS, "--seed", "-1"], "seed"),
+        (["play", SOS, *SEATS, "--option", "foo=bar"], "no option 'foo'"),
+        (
+            [
+                "play",
+                SOS,
+                "--seat",
+                "house:nobody",
+                "--seat",
+                "house:random",
+                "--seat",
+                "house:random",
+            ],
+            "no house bot",
+        ),
+        (["replay", "/nonexistent/record.json"], "cannot read"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
+    out = run(*args)
+    assert out.returncode != 0
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("saloon: error: ") and message in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        "[]",
+        '{"format": "saloon.match/1"}',
+        '{"format": "saloon.match/1", "match_id": "x", "game": "seas-of-strife-v1", "options": {},'
+        ' "seed": 1, "seats": [{"seat": 0, "bot": "a"}, {"seat": 1, "bot": "b"},'
+        ' {"seat": 2, "bot": "c"}], "log": [{"seat": 0, "kind": "PLAY_CARD", "action": 3}]}',
+    ],
+)
+def test_malformed_replay_file_is_one_clear_line(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    out = run("replay", str(path), "--verify")
+    assert out.returncode == 1
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("saloon: error: "), out.stderr
