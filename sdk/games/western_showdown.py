@@ -82,9 +82,9 @@ __all__ = [
     "activates",
     "card",
     "condition_met",
+    "deck_of",
     "decode_action",
     "decode_observation",
-    "deck_of",
     "stack_winner",
 ]
 

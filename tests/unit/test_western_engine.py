@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
-
 from saloon.referee.errors import GameOptionError, IllegalActionError
 from saloon.referee.games import CHANCE, TERMINAL, get_game
 from saloon.referee.games.western_showdown import engine as ws
@@ -514,7 +514,7 @@ def test_best_of_three_loser_starts_and_scores_are_games_won() -> None:
     assert isinstance(state, WesternShowdownState)
     results = state.results
     assert 2 <= len(results) <= 3
-    for previous, following in zip(results, results[1:], strict=False):
+    for previous, following in itertools.pairwise(results):
         assert following[0] == 1 - previous[1]
     assert [r[0] for r in results] == starters
     wins = [sum(1 for r in results if r[1] == s) for s in range(2)]

@@ -116,10 +116,10 @@ class WesternShowdownState(State):
 
     __slots__ = (
         "_legal",
-        "_phase",
-        "_pick",
         "_pending_card",
         "_pending_slot",
+        "_phase",
+        "_pick",
         "_shuffle_seat",
         "best_of",
         "blocked",
@@ -228,7 +228,7 @@ class WesternShowdownState(State):
             if self.reputation == self.turn and not self.blocked[self.turn]:
                 legal.append(PASS)
             return legal
-        if phase == _ACTIVATE or phase == _WALLOP2:
+        if phase in (_ACTIVATE, _WALLOP2):
             return [NO, YES]
         if phase == _DETERMINATION:
             legal = self._placements()
@@ -260,7 +260,7 @@ class WesternShowdownState(State):
             )
         self._legal = None
         phase = self._phase
-        if phase == _TURN or phase == _DETERMINATION:
+        if phase in (_TURN, _DETERMINATION):
             if action == PASS:
                 self._pass()
             elif action == SKIP:
@@ -448,10 +448,7 @@ class WesternShowdownState(State):
             if stack:
                 self._take(stack_winner(stack), slot)
         counts = (len(self.won[0]), len(self.won[1]))
-        if counts[0] != counts[1]:
-            winner = 0 if counts[0] > counts[1] else 1
-        else:
-            winner = self.reputation
+        winner = (0 if counts[0] > counts[1] else 1) if counts[0] != counts[1] else self.reputation
         self.results.append((self.start_player, winner, counts[0], counts[1]))
         self.games_won[winner] += 1
         if self.games_won[winner] * 2 > self.best_of:
@@ -464,13 +461,13 @@ class WesternShowdownState(State):
     # -- JSON and labels --------------------------------------------------------------
     def action_to_json(self, action: int) -> Json:
         phase = self._phase
-        if phase == _TURN or phase == _DETERMINATION:
+        if phase in (_TURN, _DETERMINATION):
             if action == PASS:
                 return {"pass": True}
             if action == SKIP:
                 return {"skip": True}
             return {"card": action // 7, "location": action % 7}
-        if phase == _ACTIVATE or phase == _WALLOP2:
+        if phase in (_ACTIVATE, _WALLOP2):
             return {"yes": action == YES}
         if phase == _MULLIGAN:
             return {"done": True} if action == DONE else {"card": action}
@@ -483,7 +480,7 @@ class WesternShowdownState(State):
 
     def action_to_string(self, action: int) -> str:
         phase = self._phase
-        if phase == _TURN or phase == _DETERMINATION:
+        if phase in (_TURN, _DETERMINATION):
             if action == PASS:
                 return "pass REPUTATION"
             if action == SKIP:
@@ -491,7 +488,7 @@ class WesternShowdownState(State):
             if 0 <= action < 126:
                 return f"{card_label(action // 7)} at {LOCATION_NAMES[action % 7]}"
             return str(action)
-        if phase == _ACTIVATE or phase == _WALLOP2:
+        if phase in (_ACTIVATE, _WALLOP2):
             return "yes" if action == YES else "no"
         if phase == _MULLIGAN:
             return "done" if action == DONE else f"discard {_label(action)}"
@@ -506,7 +503,7 @@ class WesternShowdownState(State):
             return tuple(rng.sample(range(7), 3))
         if phase == _START:
             return (rng.randrange(2),)
-        if phase == _SHUFFLE or phase == _RESHUFFLE:
+        if phase in (_SHUFFLE, _RESHUFFLE):
             pile = list(self.draw[self._shuffle_seat])
             rng.shuffle(pile)
             return tuple(pile)
@@ -532,7 +529,7 @@ class WesternShowdownState(State):
             self.start_player = self.reputation = self.turn = values[0]
             self._shuffle_seat = 0
             self._phase = _SHUFFLE
-        elif phase == _SHUFFLE or phase == _RESHUFFLE:
+        elif phase in (_SHUFFLE, _RESHUFFLE):
             seat = self._shuffle_seat
             if sorted(values) != sorted(self.draw[seat]):
                 raise IllegalActionError(
