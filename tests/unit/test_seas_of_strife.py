@@ -280,3 +280,29 @@ def test_bad_deal_outcome_changes_nothing() -> None:
     with pytest.raises(IllegalActionError):
         state.apply_chance((1, 2, 3))
     assert state.current_player() == CHANCE
+
+
+def test_voids_are_public_and_resampling_respects_them() -> None:
+    # Seat 1 did not follow red: it is void in red from then on.
+    state = SeasOfStrifeState.position(
+        [[12, 21, 31], [41, 42, 43], [13, 22, 32], [14, 23, 33]], leader=0, trick=[]
+    )
+    play(state, 12, 41)
+    assert state.voids() == [0, 1 << 1, 0, 0]
+    rng = random.Random(3)
+    for _ in range(50):
+        twin = state.resample_hidden(0, rng)
+        assert not any(colour_name(c) == "red" for c in twin.hands[1])
+        assert [len(h) for h in twin.hands] == [len(h) for h in state.hands]
+        assert twin.observation(0) == state.observation(0)
+
+
+def test_resampling_keeps_the_forced_opening_card_with_its_holder() -> None:
+    state = GAME.new_game(4)
+    state.apply_chance(state.sample_chance(random.Random(4)))
+    holder = state.current_player()
+    viewer = (holder + 1) % 4
+    for seed in range(20):
+        twin = state.resample_hidden(viewer, random.Random(seed))
+        assert 0 in twin.observation(holder)["hand"]
+        assert twin.legal_actions() == [0]

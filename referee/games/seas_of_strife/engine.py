@@ -307,20 +307,38 @@ class SeasOfStrifeState(State):
             "decision": self.decision_kind(),
         }
 
+    def voids(self) -> list[int]:
+        """Per seat, a colour mask of the colours it has shown it no longer holds this hand
+        (it did not follow while a card of that colour was in the trick). Public knowledge."""
+        voids = [0] * self.num_players
+        tricks = [(leader, cards) for leader, cards, _winner in self.completed]
+        tricks.append((self.leader, tuple(self.trick_cards)))
+        for leader, cards in tricks:
+            mask = 0
+            for k, card in enumerate(cards):
+                if k and not BIT_OF[card] & mask:
+                    voids[(leader + k) % self.num_players] |= mask
+                mask |= BIT_OF[card]
+        return voids
+
     def resample_hidden(self, seat: int, rng: random.Random) -> SeasOfStrifeState:
-        """Redeal the other seats' cards among them (sizes kept). The card that must open
-        the hand stays with its holder (that much is public); voids revealed by not
-        following are not respected."""
+        """Redeal the other seats' cards among them at random, keeping what ``seat`` knows:
+        hand sizes, the forced opening card with its holder, and every revealed void."""
         other = self.clone()
-        pinned = self.opening_card if self.opening_card >= 0 else -1
+        pinned = self.opening_card
         seats = [s for s in range(self.num_players) if s != seat]
         pool = [c for s in seats for c in self.hands[s] if c != pinned]
-        rng.shuffle(pool)
+        voids = self.voids()
+        room = {s: len(self.hands[s]) - (pinned in self.hands[s]) for s in seats}
+        for _attempt in range(100):
+            hands = _deal_respecting_voids(pool, seats, room, voids, rng)
+            if hands is not None:
+                break
+        else:  # vanishingly rare: keep the true deal, which satisfies every constraint
+            hands = {s: [c for c in self.hands[s] if c != pinned] for s in seats}
         for s in seats:
-            keep = [c for c in self.hands[s] if c == pinned]
-            take = len(self.hands[s]) - len(keep)
-            other.hands[s] = sorted(keep + pool[:take])
-            del pool[:take]
+            keep = [pinned] if pinned in self.hands[s] else []
+            other.hands[s] = sorted(keep + hands[s])
         other._legal = None
         return other
 
@@ -374,6 +392,36 @@ class SeasOfStrifeState(State):
         who = {CHANCE: "chance", TERMINAL: "game over"}.get(player, f"seat {player}")
         lines.append(f"  next: {who} {self.decision_kind()}".rstrip())
         return "\n".join(lines)
+
+
+def _deal_respecting_voids(
+    pool: list[int],
+    seats: list[int],
+    room: dict[int, int],
+    voids: list[int],
+    rng: random.Random,
+) -> dict[int, list[int]] | None:
+    """One random deal of ``pool`` into ``room[s]`` cards per seat, no card into a seat void
+    in its colour; most constrained cards first; None when this attempt paints itself in."""
+    left = dict(room)
+    hands: dict[int, list[int]] = {s: [] for s in seats}
+    cards = list(pool)
+    rng.shuffle(cards)
+    eligible = {c: [s for s in seats if not voids[s] & BIT_OF[c]] for c in cards}
+    cards.sort(key=lambda c: len(eligible[c]))
+    for card in cards:
+        options = [s for s in eligible[card] if left[s]]
+        if not options:
+            return None
+        total = sum(left[s] for s in options)
+        pick = rng.randrange(total)
+        for s in options:
+            pick -= left[s]
+            if pick < 0:
+                break
+        hands[s].append(card)
+        left[s] -= 1
+    return hands
 
 
 def _new_game(num_players: int, options: Options) -> SeasOfStrifeState:
