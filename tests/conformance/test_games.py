@@ -15,6 +15,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from saloon.referee.errors import IllegalActionError
 from saloon.referee.games import CHANCE, TERMINAL, State
 from saloon.sdk.games import adapter_for

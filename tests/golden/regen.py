@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from saloon.referee.playthrough import playthrough  # noqa: E402
-from tests.golden.cases import CASES, HERE  # noqa: E402
+from saloon.referee.playthrough import playthrough
+from tests.golden.cases import CASES, HERE
 
 
 def main() -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from saloon.referee.errors import IllegalActionError
 from saloon.referee.games import CHANCE, TERMINAL, get_game
 from saloon.referee.games.seas_of_strife.engine import (
