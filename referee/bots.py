@@ -1,21 +1,48 @@
-"""Turning a seat specification (``house:NAME`` or a bot path) into a :class:`Seat`."""
+"""Turning a seat specification into a :class:`Seat`.
+
+* ``house:NAME``: a house bot, in the referee's process (trusted, not clocked);
+* ``grpc:TARGET``: a bot runtime already serving at a gRPC target (``grpc:unix:/tmp/b.sock``,
+  ``grpc:127.0.0.1:50051``), e.g. one started by hand under a debugger;
+* a path to a bot file (``.py``) or folder (with ``bot.py``): run as its own runtime
+  process talking gRPC over a unix socket, the same path a container takes. The referee
+  never imports a bot's code itself.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from saloon.referee.errors import BotSpecError
 from saloon.referee.seats import InProcessSeat, Seat
-from saloon.sdk.errors import UnknownHouseBot
+from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 from saloon.sdk.house import make_house_bot
+from saloon.sdk.loader import bot_entry
 
 HOUSE_PREFIX = "house:"
+GRPC_PREFIX = "grpc:"
 
 
 def resolve_seat(spec: str, game_id: str) -> Seat:
-    """A seat for ``spec``: ``house:NAME`` runs in-process; BotSpecError otherwise."""
+    """A seat for ``spec`` (see the module docstring); BotSpecError when it names nothing."""
+    from saloon.referee.remote import GrpcSeat, ProcessSeat
+
     if spec.startswith(HOUSE_PREFIX):
         name = spec[len(HOUSE_PREFIX) :]
         try:
             return InProcessSeat(make_house_bot(game_id, name), spec)
         except UnknownHouseBot as exc:
             raise BotSpecError(str(exc)) from None
-    raise BotSpecError(f"seat {spec!r}: expected house:NAME")
+    if spec.startswith(GRPC_PREFIX):
+        target = spec[len(GRPC_PREFIX) :]
+        if not target:
+            raise BotSpecError(f"seat {spec!r}: expected grpc:TARGET (grpc:unix:PATH)")
+        return GrpcSeat(target, spec)
+    if Path(spec).exists():
+        try:
+            bot_entry(spec)
+        except BotLoadError as exc:
+            raise BotSpecError(str(exc)) from None
+        return ProcessSeat(spec)
+    raise BotSpecError(
+        f"seat {spec!r}: expected house:NAME, grpc:TARGET or a path to a bot file or folder"
+    )

@@ -18,12 +18,17 @@ class FaultKind(StrEnum):
 
 
 class SeatFault(Exception):
-    """Raised by a seat when its bot misbehaved on a decision (or at match start)."""
+    """Raised by a seat when its bot misbehaved on a decision (or at match start).
 
-    def __init__(self, kind: FaultKind, detail: str) -> None:
+    ``fatal`` means the seat cannot go on (its stream is gone): the loop plays it out as
+    after a crash, whatever the kind. A CRASH is always fatal.
+    """
+
+    def __init__(self, kind: FaultKind, detail: str, *, fatal: bool = False) -> None:
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
         self.detail = detail
+        self.fatal = fatal or kind is FaultKind.CRASH
 
 
 @dataclass(frozen=True)

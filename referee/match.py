@@ -93,6 +93,8 @@ class Match:
         """Play the match to its end; never raises for anything a bot does."""
         started = time.perf_counter()
         try:
+            for seat in self.seats:
+                seat.launch()
             for seat_index, seat in enumerate(self.seats):
                 self._start(seat_index, seat)
             self._play()
@@ -116,6 +118,7 @@ class Match:
             seed=derive_seed(self.seed, f"seat:{seat_index}"),
             decision_ms=self.limits.decision_ms,
             bank_ms=self.limits.bank_ms,
+            start_ms=self.limits.start_ms,
         )
         try:
             seat.start(info)
@@ -178,7 +181,9 @@ class Match:
             elapsed_us = (time.perf_counter_ns() - started) // 1000
             self._timings.append([entry, player, elapsed_us])
             self._fault(player, fault.kind, entry, fault.detail)
-            if fault.kind is FaultKind.CRASH:
+            if fault.kind is FaultKind.TIMEOUT:
+                clock.bank_ms = 0  # the seat waited out the deadline and the whole bank
+            if fault.fatal:
                 self._play_out(player)
                 return legal[self._ask(self._fallback[player], player, kind, legal)]
             self._strike(player)

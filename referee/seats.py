@@ -13,6 +13,7 @@ from typing import Any
 
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.games import Json
+from saloon.referee.limits import DEFAULT_START_MS
 from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
 from saloon.sdk.games import make_decision
@@ -30,6 +31,8 @@ class StartInfo:
     seed: int
     decision_ms: int
     bank_ms: int
+    #: Time the bot has to be ready (process start, connection, match start hook).
+    start_ms: int = DEFAULT_START_MS
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,12 @@ class Seat(ABC):
     bot_id: str
     #: True when the seat's answers are held to the clocks (bots outside the referee).
     timed: bool = False
+
+    def launch(self) -> None:  # noqa: B027 -- optional hook, a no-op by default
+        """Begin acquiring what the seat needs (start a process) without waiting for it.
+
+        The loop launches every seat before starting any, so bot processes boot together.
+        """
 
     @abstractmethod
     def start(self, info: StartInfo) -> None:

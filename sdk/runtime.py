@@ -1,0 +1,177 @@
+"""The bot runtime: serves one bot over the bot protocol (gRPC, the referee is the client).
+
+Each ``Bot.Play`` stream is one match: a fresh bot from the factory, its hooks called in
+order, one answer per decision request. What the bot's own code does wrong is reported to
+the referee as a :class:`BotError` (the referee turns it into a fault), never a broken
+stream; the traceback goes to stderr, which the referee captures for the bot's owner.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import traceback
+from collections.abc import Iterable, Iterator
+from concurrent import futures
+from typing import Any
+
+import grpc
+
+from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
+from saloon.sdk.errors import NotALegalAction
+from saloon.sdk.games import make_decision
+from saloon.sdk.loader import BotFactory
+from saloon.sdk.proto import bot_pb2
+from saloon.sdk.protocol import (
+    MAX_BOT_MESSAGE_BYTES,
+    MAX_REFEREE_MESSAGE_BYTES,
+    PLAY_METHOD,
+    PROTOCOL_VERSION,
+)
+
+log = logging.getLogger(__name__)
+
+#: Matches one runtime serves at the same time (one thread each).
+DEFAULT_MAX_MATCHES = 4
+_EXCEPTION = bot_pb2.BotError.EXCEPTION
+_ILLEGAL = bot_pb2.BotError.ILLEGAL_CHOICE
+
+
+def _describe(exc: BaseException, where: str) -> str:
+    """One line for the referee; the full traceback goes to stderr."""
+    traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.flush()
+    return f"{where} raised {type(exc).__name__}: {exc}"[:1000]
+
+
+class MatchSession:
+    """One match of one bot: turns the referee's messages into bot calls and answers."""
+
+    def __init__(self, factory: BotFactory, name: str = "") -> None:
+        self.factory = factory
+        self.name = name
+        self.bot: Bot | None = None
+        self.game = ""
+        self.seat = 0
+
+    def handle(self, message: bot_pb2.ToBot) -> bot_pb2.FromBot | None:
+        """The answer to one message from the referee (None: nothing to answer)."""
+        which = message.WhichOneof("message")
+        if which == "decision":
+            return self._decide(message.decision)
+        if which == "start":
+            return self._start(message.start)
+        if which == "end":
+            self._end(message.end)
+        return None
+
+    def _start(self, start: bot_pb2.MatchStart) -> bot_pb2.FromBot:
+        self.game = start.game
+        self.seat = start.seat
+        info = MatchInfo(
+            game=start.game,
+            options=json.loads(start.options_json or "{}"),
+            seat=start.seat,
+            num_seats=start.num_seats,
+            seed=start.seed,
+            decision_ms=start.decision_ms,
+            bank_ms=start.bank_ms,
+        )
+        try:
+            self.bot = self.factory(start.game)
+            self.bot.on_match_start(info)
+        except Exception as exc:
+            detail = _describe(exc, "on_match_start")
+            return bot_pb2.FromBot(error=bot_pb2.BotError(kind=_EXCEPTION, detail=detail))
+        return bot_pb2.FromBot(
+            ready=bot_pb2.Ready(protocol_version=PROTOCOL_VERSION, bot_name=self.name)
+        )
+
+    def _decide(self, request: bot_pb2.DecisionRequest) -> bot_pb2.FromBot:
+        index = request.index
+        if self.bot is None:
+            detail = "decision request before a successful match start"
+            return bot_pb2.FromBot(
+                error=bot_pb2.BotError(index=index, kind=_EXCEPTION, detail=detail)
+            )
+        try:
+            decision = make_decision(
+                self.game,
+                request.kind,
+                json.loads(request.observation_json),
+                json.loads(request.legal_json),
+                Clock(request.decision_ms, request.bank_ms),
+            )
+            choice = self.bot.act(decision)
+        except Exception as exc:
+            detail = _describe(exc, "act")
+            return bot_pb2.FromBot(
+                error=bot_pb2.BotError(index=index, kind=_EXCEPTION, detail=detail)
+            )
+        try:
+            action = decision.index_of(choice)
+        except NotALegalAction as exc:
+            print(f"decision {index}: {exc}", file=sys.stderr, flush=True)
+            return bot_pb2.FromBot(
+                error=bot_pb2.BotError(index=index, kind=_ILLEGAL, detail=str(exc)[:1000])
+            )
+        return bot_pb2.FromBot(decision=bot_pb2.Decision(index=index, action=action))
+
+    def _end(self, end: bot_pb2.MatchEnd) -> None:
+        if self.bot is None:
+            return
+        try:
+            self.bot.on_match_end(MatchResult(self.seat, list(end.scores), list(end.ranks)))
+        except Exception as exc:
+            _describe(exc, "on_match_end")
+
+
+class BotService:
+    """The servicer of ``saloon.v1.Bot``: one :class:`MatchSession` per stream."""
+
+    def __init__(self, factory: BotFactory, name: str = "") -> None:
+        self.factory = factory
+        self.name = name
+
+    def Play(
+        self, request_iterator: Iterable[bot_pb2.ToBot], context: Any
+    ) -> Iterator[bot_pb2.FromBot]:
+        session = MatchSession(self.factory, self.name)
+        for message in request_iterator:
+            reply = session.handle(message)
+            if reply is not None:
+                yield reply
+
+
+def bot_handler(service: BotService) -> grpc.GenericRpcHandler:
+    """The ``saloon.v1.Bot`` service bound to ``service`` (what a _pb2_grpc would do)."""
+    service_name, method = PLAY_METHOD.strip("/").split("/")
+    play = grpc.stream_stream_rpc_method_handler(
+        service.Play,
+        request_deserializer=bot_pb2.ToBot.FromString,
+        response_serializer=bot_pb2.FromBot.SerializeToString,
+    )
+    return grpc.method_handlers_generic_handler(service_name, {method: play})
+
+
+def create_server(
+    factory: BotFactory, address: str, name: str = "", max_matches: int = DEFAULT_MAX_MATCHES
+) -> tuple[grpc.Server, int]:
+    """A started server for the bot at ``address`` (``unix:PATH`` or ``HOST:PORT``).
+
+    Returns the server and the bound port (0 for a unix socket).
+    """
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_matches, thread_name_prefix="match"),
+        options=[
+            ("grpc.max_receive_message_length", MAX_REFEREE_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_BOT_MESSAGE_BYTES),
+            ("grpc.so_reuseport", 0),
+        ],
+        maximum_concurrent_rpcs=max_matches,
+    )
+    server.add_generic_rpc_handlers([bot_handler(BotService(factory, name))])
+    port = server.add_insecure_port(address)
+    server.start()
+    return server, port
