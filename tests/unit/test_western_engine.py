@@ -6,6 +6,7 @@ import itertools
 import random
 
 import pytest
+
 from saloon.referee.errors import GameOptionError, IllegalActionError
 from saloon.referee.games import CHANCE, TERMINAL, get_game
 from saloon.referee.games.western_showdown import engine as ws
@@ -41,6 +42,13 @@ def red(value: int, copy: int = 0) -> int:
 def black(value: int, copy: int = 0) -> int:
     """The id of a black card of this value."""
     return 9 + red(value, copy)
+
+
+def new_game(options: dict[str, str | int] | None = None) -> WesternShowdownState:
+    """A fresh game, typed as the Western state."""
+    state = GAME.new_game(2, options)
+    assert isinstance(state, WesternShowdownState)
+    return state
 
 
 def place(card: int, location: int) -> int:
@@ -92,7 +100,7 @@ def all_cards(state: WesternShowdownState) -> list[int]:
 
 
 def test_setup_deals_three_and_mulligan_reshuffles_for_both_seats() -> None:
-    state = GAME.new_game(2)
+    state = new_game()
     assert state.current_player() == CHANCE
     assert state.decision_kind() == "LOCATIONS"
     state.apply_chance((4, 0, 6))
@@ -125,7 +133,7 @@ def test_setup_deals_three_and_mulligan_reshuffles_for_both_seats() -> None:
 
 
 def test_third_discard_ends_the_mulligan() -> None:
-    state = GAME.new_game(2)
+    state = new_game()
     for outcome in ((0, 1, 2), (0,), tuple(range(9)), tuple(range(9, 18))):
         state.apply_chance(outcome)
     for card in (0, 1, 2):
@@ -135,7 +143,7 @@ def test_third_discard_ends_the_mulligan() -> None:
 
 
 def test_bad_chance_outcomes_change_nothing() -> None:
-    state = GAME.new_game(2)
+    state = new_game()
     for bad in ((0, 0, 1), (0, 1), (0, 1, 7)):
         with pytest.raises(IllegalActionError):
             state.apply_chance(bad)
@@ -151,9 +159,9 @@ def test_bad_chance_outcomes_change_nothing() -> None:
 
 def test_best_of_must_be_one_or_three() -> None:
     with pytest.raises(GameOptionError):
-        GAME.new_game(2, {"best_of": 2})
+        new_game({"best_of": 2})
     with pytest.raises(GameOptionError):
-        GAME.new_game(2, {"best_of": 5})
+        new_game({"best_of": 5})
 
 
 # -- placement and activation -----------------------------------------------------------
@@ -497,7 +505,7 @@ def test_end_scoring_and_nine_all_goes_to_the_reputation_holder() -> None:
 
 def test_best_of_three_loser_starts_and_scores_are_games_won() -> None:
     rng = random.Random(3)
-    state = GAME.new_game(2, {"best_of": 3})
+    state = new_game({"best_of": 3})
     starters = []
     seen_games = 0
     while not state.is_terminal():
@@ -527,7 +535,7 @@ def test_best_of_three_loser_starts_and_scores_are_games_won() -> None:
 
 def _random_midgame(seed: int) -> WesternShowdownState:
     rng = random.Random(seed)
-    state = GAME.new_game(2)
+    state = new_game()
     for _ in range(rng.randrange(5, 60)):
         if state.is_terminal():
             break
