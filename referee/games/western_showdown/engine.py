@@ -758,7 +758,8 @@ GAME = GameSpec(
         OptionSpec(
             "best_of",
             1,
-            "1: a single game (score = cards won); 3: best of three (score = games won)",
+            "1 or 3 (2 is refused): 1 = one game, score = cards won;"
+            " 3 = best of three, score = games won",
             choices=(),
             int_range=(1, 3),
         ),
