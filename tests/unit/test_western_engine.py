@@ -588,3 +588,15 @@ def test_observation_shows_own_hand_only_and_describes_cards_fully() -> None:
 
 def test_values_follow_the_id_layout() -> None:
     assert [VALUE[c] for c in range(18)] == [1, 1, 1, 2, 3, 4, 5, 6, 7] * 2
+
+
+def test_resample_during_the_opponents_wallop_second_keeps_a_one_in_its_hand() -> None:
+    # Being asked WALLOP_SECOND reveals that the player holds another 1.
+    state = table(hands=([red(1, 0), red(1, 1), red(7)], [black(2)]))
+    state.apply_action(place(red(1, 0), SALOON))
+    for seed in range(30):
+        other = state.resample_hidden(1, random.Random(seed))
+        assert isinstance(other, WesternShowdownState)
+        assert any(VALUE[c] == 1 for c in other.hands[0])
+        other.apply_action(YES)
+        assert len(other.stacks[1]) == 2
