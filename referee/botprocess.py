@@ -58,9 +58,17 @@ class CappedBuffer:
 class BotProcess:
     """One bot runtime process listening on its own unix socket."""
 
-    def __init__(self, bot: str, python: str = sys.executable) -> None:
+    def __init__(self, bot: str, command: list[str] | None = None) -> None:
+        """``command`` replaces the default runtime argv; ``{socket}`` is the socket path."""
         self.bot = bot
-        self.python = python
+        self.command = command or [
+            sys.executable,
+            "-m",
+            "saloon.sdk.run",
+            bot,
+            "--socket",
+            "{socket}",
+        ]
         self.stderr = CappedBuffer()
         self._dir = Path(tempfile.mkdtemp(prefix="saloon-bot-"))
         self.socket_path = self._dir / SOCKET_NAME
@@ -71,7 +79,7 @@ class BotProcess:
         """Start the process (returns at once; :meth:`wait_socket` waits for it to serve)."""
         if self.proc is not None:
             return
-        argv = [self.python, "-m", "saloon.sdk.run", self.bot, "--socket", str(self.socket_path)]
+        argv = [arg.replace("{socket}", str(self.socket_path)) for arg in self.command]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
             argv,

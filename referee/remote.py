@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -37,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: Messages from a bot waiting unread before the bot counts as flooding (a fatal INVALID).
 MAX_BACKLOG = 64
+#: Unasked answers (late or duplicate) a seat may send in a match before it counts as
+#: flooding; an honest bot sends at most one per timeout, and timeouts are few.
+MAX_DROPPED = 64
 #: Time given to a bot to take the match end and close its stream.
 END_GRACE_S = 0.5
 #: How often the start-up checks the bot process and its socket.
@@ -46,7 +51,6 @@ _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_BOT_MESSAGE_BYTES),
     ("grpc.max_send_message_length", -1),
     ("grpc.initial_reconnect_backoff_ms", 20),
-    ("grpc.min_reconnect_backoff_ms", 20),
     ("grpc.max_reconnect_backoff_ms", 100),
     ("grpc.enable_retries", 0),
     # A fresh connection per seat: never share one subchannel between two bots.
@@ -73,6 +77,8 @@ class GrpcSeat(Seat):
         self._broken: SeatFault | None = None
         self._closed = False
         self._finished = False
+        self._dropped = 0
+        self._transport_failures = 0
 
     # -- the seat interface -------------------------------------------------------------
     def start(self, info: StartInfo) -> None:
@@ -123,14 +129,19 @@ class GrpcSeat(Seat):
             message = self._receive(deadline, f"decision {index}")
             which = message.WhichOneof("message")
             if which == "decision":
-                if message.decision.index != index:
-                    continue  # a late answer to an earlier request: its time is gone
-                return message.decision.action
-            if which == "error":
-                if message.error.index != index:
-                    continue
-                raise SeatFault(_error_kind(message.error), message.error.detail)
-            raise SeatFault(FaultKind.INVALID, f"expected a decision, got {which}")
+                if message.decision.index == index:
+                    return message.decision.action
+            elif which == "error":
+                if message.error.index == index:
+                    raise SeatFault(_error_kind(message.error), message.error.detail)
+            else:
+                raise SeatFault(FaultKind.INVALID, f"expected a decision, got {which}")
+            # An answer to an earlier request (late: its time is gone) or a duplicate.
+            self._dropped += 1
+            if self._dropped > MAX_DROPPED:
+                raise SeatFault(
+                    FaultKind.INVALID, f"flooded: over {MAX_DROPPED} unasked answers", fatal=True
+                )
 
     def finish(self, info: EndInfo) -> None:
         if self._call is None or self._broken is not None or self._finished:
@@ -159,21 +170,39 @@ class GrpcSeat(Seat):
         """Open the channel and the match stream; TIMEOUT when the bot is not there."""
         channel = grpc.insecure_channel(self.target, options=_CHANNEL_OPTIONS)
         self._channel = channel
+        channel.subscribe(self._on_connectivity)
         ready = grpc.channel_ready_future(channel)
         try:
             ready.result(timeout=max(0.0, deadline - time.monotonic()))
         except grpc.FutureTimeoutError:
             ready.cancel()
             self._check_alive()
+            if self._transport_failures and self._listening():
+                # Something answers on the socket, but not with gRPC (HTTP/2).
+                raise SeatFault(
+                    FaultKind.INVALID,
+                    f"{self.target} does not speak gRPC (transport failure)",
+                    fatal=True,
+                ) from None
             raise SeatFault(
                 FaultKind.TIMEOUT, f"no gRPC connection to {self.target} within the start time"
             ) from None
+        finally:
+            channel.unsubscribe(self._on_connectivity)
         play = channel.stream_stream(PLAY_METHOD)
         self._call = play(self._requests(), wait_for_ready=True)
         self._reader = threading.Thread(
             target=self._read, name=f"seat-reader-{self.bot_id}", daemon=True
         )
         self._reader.start()
+
+    def _on_connectivity(self, state: grpc.ChannelConnectivity) -> None:
+        if state == grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+            self._transport_failures += 1
+
+    def _listening(self) -> bool:
+        """True when something is known to listen at the target (a process seat knows)."""
+        return False
 
     def _requests(self) -> Iterator[bytes]:
         outbox = self._outbox
@@ -232,6 +261,18 @@ class GrpcSeat(Seat):
         """Raise CRASH when the bot is known to be gone (a process seat knows)."""
 
 
+def _accepts(path: Path) -> bool:
+    """True when a unix socket at ``path`` accepts a connection."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
 def _error_kind(error: bot_pb2.BotError) -> FaultKind:
     if error.kind == bot_pb2.BotError.ILLEGAL_CHOICE:
         return FaultKind.INVALID
@@ -241,16 +282,19 @@ def _error_kind(error: bot_pb2.BotError) -> FaultKind:
 class ProcessSeat(GrpcSeat):
     """A bot file or folder run as its own runtime process, reached over a unix socket."""
 
-    def __init__(self, bot_path: str, bot_id: str | None = None) -> None:
-        self.process = BotProcess(bot_path)
+    def __init__(
+        self, bot_path: str, bot_id: str | None = None, command: list[str] | None = None
+    ) -> None:
+        self.process = BotProcess(bot_path, command)
         super().__init__(unix_target(self.process.socket_path), bot_id or bot_path)
 
     def launch(self) -> None:
         self.process.spawn()
 
     def _connect(self, deadline: float) -> None:
-        # Wait for the socket file first: connecting earlier only adds reconnect back-off.
-        while not self.process.socket_path.exists():
+        # Wait until the socket accepts connections: connecting earlier only adds gRPC's
+        # reconnect back-off, and makes a transport failure ambiguous.
+        while not _accepts(self.process.socket_path):
             self._check_alive()
             if time.monotonic() >= deadline:
                 raise SeatFault(FaultKind.TIMEOUT, "the bot process did not serve in time")
@@ -264,6 +308,9 @@ class ProcessSeat(GrpcSeat):
                 FaultKind.CRASH,
                 f"bot process exited with code {code}: {self.process.stderr_tail()}",
             )
+
+    def _listening(self) -> bool:
+        return self.process.socket_path.exists() and self.process.exit_code() is None
 
     def close(self) -> None:
         super().close()
