@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from saloon.referee.errors import RefereeError
 from saloon.referee.games import State, game_ids, get_game
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
 # -- commands -------------------------------------------------------------------------
 def cmd_games(args: argparse.Namespace, out: TextIO) -> int:
     """List the registered games."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for game_id in game_ids():
         spec = get_game(game_id)
         rows.append(

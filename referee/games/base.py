@@ -49,16 +49,26 @@ Options: TypeAlias = dict[str, str | int]
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One documented game option: either a set of string choices or an int range."""
+    """One documented game option: a set of choices (all str or all int) or an int range."""
 
     name: str
     default: str | int
     help: str
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...] | tuple[int, ...] = ()
     int_range: tuple[int, int] | None = None
 
     def parse(self, raw: str | int) -> str | int:
         """Validate one raw value (from the CLI or a season spec) and return it typed."""
+        if self.choices and isinstance(self.choices[0], int):
+            try:
+                number = int(raw)
+            except (TypeError, ValueError):
+                number = None
+            if number is None or number not in self.choices:
+                raise GameOptionError(
+                    f"option {self.name}={raw!r}: expected one of {self.describe(', ')}"
+                )
+            return number
         if self.int_range is not None:
             lo, hi = self.int_range
             try:
@@ -75,15 +85,15 @@ class OptionSpec:
         text = str(raw)
         if text not in self.choices:
             raise GameOptionError(
-                f"option {self.name}={text!r}: expected one of {', '.join(self.choices)}"
+                f"option {self.name}={text!r}: expected one of {self.describe(', ')}"
             )
         return text
 
-    def describe(self) -> str:
+    def describe(self, sep: str = "|") -> str:
         """The option's accepted values, for --help and `saloon games`."""
         if self.int_range is not None:
             return f"{self.int_range[0]}..{self.int_range[1]}"
-        return "|".join(self.choices)
+        return sep.join(str(c) for c in self.choices)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,11 @@ def test_options_are_validated() -> None:
     assert choice.parse("gap") == "gap"
     with pytest.raises(GameOptionError, match="expected one of rounds, gap"):
         choice.parse("never")
+    numbers = OptionSpec("best_of", 1, "games", choices=(1, 3))
+    assert numbers.parse("3") == 3
+    assert numbers.describe() == "1|3"
+    with pytest.raises(GameOptionError, match="expected one of 1, 3"):
+        numbers.parse("2")
     ranged = OptionSpec("rounds", 5, "rounds", int_range=(1, 10))
     assert ranged.parse("7") == 7
     with pytest.raises(GameOptionError, match="from 1 to 10"):

@@ -758,10 +758,8 @@ GAME = GameSpec(
         OptionSpec(
             "best_of",
             1,
-            "1 or 3 (2 is refused): 1 = one game, score = cards won;"
-            " 3 = best of three, score = games won",
-            choices=(),
-            int_range=(1, 3),
+            "1 = one game, score = cards won; 3 = best of three, score = games won",
+            choices=(1, 3),
         ),
     ),
     summary="2 players place cards at 3 western locations to win their stacks",
