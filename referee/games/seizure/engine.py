@@ -531,6 +531,7 @@ class SeizureState(State):
     def apply_chance(self, outcome: Sequence[int]) -> None:
         phase = self._phase
         values = tuple(outcome)
+        self._legal = None  # legal_actions() at a chance node cached []
         if phase == _P_DEALER:
             if len(values) != 1 or not 0 <= values[0] < self.num_players:
                 raise IllegalActionError("a DEALER outcome is one seat")

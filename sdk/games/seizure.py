@@ -1,0 +1,354 @@
+"""Seizure, typed for bot authors (rules: docs/rules/seizure.md).
+
+Every card arrives fully described (:class:`Card`: id, kind, colours, number), so a bot
+never needs the id table. Decision kinds and their typed actions:
+
+* ``PLAY_CARD`` -> :class:`PlayCard`; ``DRAW`` -> :class:`Draw` or :class:`Pass` (forced,
+  one legal action);
+* ``GIVE_CARD`` -> :class:`GiveCard`, then ``GIVE_TO`` -> :class:`GiveTo`;
+* ``TRADE_PARTNER`` -> :class:`TradePartner`; ``DEAL_SIZE`` -> :class:`DealSize`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+PLAY_CARD = "PLAY_CARD"
+DRAW = "DRAW"
+GIVE_CARD = "GIVE_CARD"
+GIVE_TO = "GIVE_TO"
+TRADE_PARTNER = "TRADE_PARTNER"
+DEAL_SIZE = "DEAL_SIZE"
+
+NUMBER = "number"
+TO_THE_LEFT = "to_the_left"
+TO_THE_RIGHT = "to_the_right"
+DIRECT_TRADE = "direct_trade"
+PLUS_THREE = "plus_three"
+MINUS_THREE = "minus_three"
+SEIZURE_KINDS = frozenset({TO_THE_LEFT, TO_THE_RIGHT, DIRECT_TRADE})
+_POINTS = {PLUS_THREE: 3, MINUS_THREE: -3, TO_THE_LEFT: 2, TO_THE_RIGHT: 2, DIRECT_TRADE: 2}
+
+__all__ = [
+    "DEAL_SIZE",
+    "DIRECT_TRADE",
+    "DRAW",
+    "GIVE_CARD",
+    "GIVE_TO",
+    "MINUS_THREE",
+    "NUMBER",
+    "PLAY_CARD",
+    "PLUS_THREE",
+    "TO_THE_LEFT",
+    "TO_THE_RIGHT",
+    "TRADE_PARTNER",
+    "Card",
+    "DealSize",
+    "Draw",
+    "Event",
+    "GiveCard",
+    "GiveTo",
+    "KnownCard",
+    "LastRound",
+    "Observation",
+    "Pass",
+    "PlayCard",
+    "TradePartner",
+    "decode_action",
+    "decode_card",
+    "decode_observation",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Card:
+    """One card; ``colours`` and ``number`` are empty/None for non-number cards."""
+
+    id: int
+    kind: str
+    colours: tuple[str, ...] = ()
+    number: int | None = None
+
+    @property
+    def is_number(self) -> bool:
+        """A number card (two colours, 1-10)."""
+        return self.kind == NUMBER
+
+    @property
+    def is_seizure(self) -> bool:
+        """To the Left, To the Right or Direct Trade."""
+        return self.kind in SEIZURE_KINDS
+
+    @property
+    def is_score(self) -> bool:
+        """Plus Three or Minus Three: never playable, never keeps you in the round."""
+        return self.kind in (PLUS_THREE, MINUS_THREE)
+
+    @property
+    def points(self) -> int:
+        """What the card scores if it is in your hand when the round ends."""
+        return 1 if self.kind == NUMBER else _POINTS[self.kind]
+
+    @property
+    def table_value(self) -> int:
+        """The reference value this card sets on the table (a 10 counts 0 there)."""
+        return (self.number or 0) % 10
+
+    def shares_colour(self, other: Card) -> bool:
+        """True if both are number cards with at least one colour in common."""
+        return bool(set(self.colours) & set(other.colours))
+
+    def same_pair(self, other: Card) -> bool:
+        """True if both are number cards with the same two colours."""
+        return self.is_number and set(self.colours) == set(other.colours)
+
+    def __str__(self) -> str:
+        if self.is_number:
+            return f"{self.number} {'/'.join(self.colours)}"
+        return self.kind
+
+
+@dataclass(frozen=True)
+class KnownCard:
+    """A card this seat knows to be in another seat's hand."""
+
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened this round, as this seat saw it.
+
+    ``type`` is one of deal (seat = dealer, count = hand size), flip (card, to_bottom),
+    play (seat, card), draw (seat, card if this seat saw it), pass (seat), reshuffle
+    (count), reset, give (seat, to, card if this seat gave or got it), hands_left /
+    hands_right (seat who played it), trade (seat, to = partner).
+    """
+
+    type: str
+    seat: int | None = None
+    to: int | None = None
+    card: Card | None = None
+    count: int | None = None
+    to_bottom: bool = False
+
+
+@dataclass(frozen=True)
+class LastRound:
+    """The end of the previous round: every hand revealed and scored."""
+
+    round: int
+    reason: str
+    points: tuple[int, ...]
+    hands: tuple[tuple[Card, ...], ...]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one seat sees."""
+
+    seat: int
+    num_players: int
+    end: str
+    round: int
+    dealer: int
+    deal_size: int
+    deals: tuple[int, ...]
+    scores: tuple[int, ...]
+    phase: str
+    to_play: int
+    decision: str | None
+    hand: tuple[Card, ...]
+    hand_sizes: tuple[int, ...]
+    draw_pile_size: int
+    draw_pile_bottom: tuple[Card, ...]
+    play_pile: tuple[Card, ...]
+    reference: Card | None
+    reference_value: int
+    reset_active: bool
+    turn: int
+    draws_in_a_row: int
+    stalemate_passes: int
+    giver: int | None
+    gives_left: int
+    gift: Card | None
+    known: tuple[KnownCard, ...]
+    events: tuple[Event, ...]
+    last_round: LastRound | None
+
+    @property
+    def top(self) -> Card | None:
+        """The top card of the play pile (may be a Seizure card)."""
+        return self.play_pile[-1] if self.play_pile else None
+
+    def is_playable_number(self, card: Card) -> bool:
+        """True if ``card`` is a number card that fits the reference now."""
+        ref = self.reference
+        return (
+            ref is not None
+            and card.is_number
+            and card.shares_colour(ref)
+            and (card.number or 0) >= self.reference_value
+        )
+
+    def gives_for(self, card: Card) -> int:
+        """How many cards playing number card ``card`` would make this seat give away."""
+        ref = self.reference
+        if ref is None or not card.is_number or not card.same_pair(ref):
+            return 0
+        if not self.reset_active and card.number == ref.number:
+            return 2
+        return 1
+
+    def hand_points(self) -> int:
+        """What this seat's hand would score if the round ended now."""
+        return sum(c.points for c in self.hand)
+
+    def known_in(self, seat: int) -> tuple[Card, ...]:
+        """The cards this seat knows are in ``seat``'s hand."""
+        return tuple(k.card for k in self.known if k.seat == seat)
+
+
+@dataclass(frozen=True)
+class PlayCard:
+    """Play this card."""
+
+    card: Card
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Draw one card and pass (forced: nothing is playable)."""
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Pass without drawing (forced: nothing is playable and nothing can be drawn)."""
+
+
+@dataclass(frozen=True)
+class GiveCard:
+    """Choose this card to give away."""
+
+    card: Card
+
+
+@dataclass(frozen=True)
+class GiveTo:
+    """Give the chosen card to this seat."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class TradePartner:
+    """Swap hands with this seat (Direct Trade)."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class DealSize:
+    """Deal this many cards to each player (7-15)."""
+
+    hand_size: int
+
+
+Action = PlayCard | Draw | Pass | GiveCard | GiveTo | TradePartner | DealSize
+
+
+def decode_card(raw: dict[str, Any]) -> Card:
+    """A card from its JSON form."""
+    number = raw.get("number")
+    return Card(
+        int(raw["id"]),
+        str(raw["kind"]),
+        tuple(str(c) for c in raw.get("colours") or ()),
+        None if number is None else int(number),
+    )
+
+
+def _opt_card(raw: Any) -> Card | None:
+    return None if raw is None else decode_card(raw)
+
+
+def _opt_int(raw: Any) -> int | None:
+    return None if raw is None else int(raw)
+
+
+def _event(raw: dict[str, Any]) -> Event:
+    etype = str(raw["type"])
+    if etype == "deal":
+        return Event(etype, seat=int(raw["dealer"]), count=int(raw["hand_size"]))
+    if etype == "reshuffle":
+        return Event(etype, count=int(raw["cards"]))
+    if etype == "trade":
+        return Event(etype, seat=int(raw["seat"]), to=int(raw["partner"]))
+    return Event(
+        etype,
+        seat=_opt_int(raw.get("seat")),
+        to=_opt_int(raw.get("to")),
+        card=_opt_card(raw.get("card")),
+        to_bottom=bool(raw.get("to_bottom", False)),
+    )
+
+
+def decode_observation(raw: dict[str, Any]) -> Observation:
+    """The typed observation from its JSON form."""
+    last = raw.get("last_round")
+    return Observation(
+        seat=int(raw["seat"]),
+        num_players=int(raw["num_players"]),
+        end=str(raw["end"]),
+        round=int(raw["round"]),
+        dealer=int(raw["dealer"]),
+        deal_size=int(raw["deal_size"]),
+        deals=tuple(int(x) for x in raw["deals"]),
+        scores=tuple(int(x) for x in raw["scores"]),
+        phase=str(raw["phase"]),
+        to_play=int(raw["to_play"]),
+        decision=None if raw.get("decision") is None else str(raw["decision"]),
+        hand=tuple(decode_card(c) for c in raw["hand"]),
+        hand_sizes=tuple(int(x) for x in raw["hand_sizes"]),
+        draw_pile_size=int(raw["draw_pile_size"]),
+        draw_pile_bottom=tuple(decode_card(c) for c in raw["draw_pile_bottom"]),
+        play_pile=tuple(decode_card(c) for c in raw["play_pile"]),
+        reference=_opt_card(raw.get("reference")),
+        reference_value=int(raw["reference_value"]),
+        reset_active=bool(raw["reset_active"]),
+        turn=int(raw["turn"]),
+        draws_in_a_row=int(raw["draws_in_a_row"]),
+        stalemate_passes=int(raw["stalemate_passes"]),
+        giver=_opt_int(raw.get("giver")),
+        gives_left=int(raw["gives_left"]),
+        gift=_opt_card(raw.get("gift")),
+        known=tuple(KnownCard(int(k["seat"]), decode_card(k["card"])) for k in raw["known"]),
+        events=tuple(_event(e) for e in raw["events"]),
+        last_round=None
+        if last is None
+        else LastRound(
+            round=int(last["round"]),
+            reason=str(last["reason"]),
+            points=tuple(int(x) for x in last["points"]),
+            hands=tuple(tuple(decode_card(c) for c in h) for h in last["hands"]),
+        ),
+    )
+
+
+def decode_action(kind: str, raw: Any) -> Action:
+    """The typed action of a decision ``kind`` from its JSON form."""
+    if kind == PLAY_CARD:
+        return PlayCard(decode_card(raw["card"]))
+    if kind == DRAW:
+        return Pass() if raw.get("pass") else Draw()
+    if kind == GIVE_CARD:
+        return GiveCard(decode_card(raw["card"]))
+    if kind == GIVE_TO:
+        return GiveTo(int(raw["seat"]))
+    if kind == TRADE_PARTNER:
+        return TradePartner(int(raw["seat"]))
+    if kind == DEAL_SIZE:
+        return DealSize(int(raw["hand_size"]))
+    raise ValueError(f"seizure has no decision kind {kind!r}")
