@@ -12,6 +12,7 @@ flood           speaks gRPC, says ready, then answers a decision with 5000 answe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import threading
@@ -35,10 +36,8 @@ def raw_server(path: str, garbage: bool) -> None:
         conn, _ = sock.accept()
         held.append(conn)  # keep it open: a stall, not a close
         if garbage:
-            try:
+            with contextlib.suppress(OSError):
                 conn.sendall(os.urandom(64) + b"\xff" * 4096)
-            except OSError:
-                pass
 
 
 def replies(mode: str, requests: Iterator[bytes]) -> Iterator[bytes]:

@@ -1,0 +1,41 @@
+"""Shared helpers of the integration tests: bot paths, replay of a record."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from saloon.referee.games import get_game
+from saloon.referee.record import MatchRecord
+from saloon.referee.remote import ProcessSeat
+
+BOTS = Path(__file__).parent / "bots"
+
+
+def bot(name: str) -> str:
+    """The path of a test bot file or folder."""
+    return str(BOTS / name)
+
+
+def server_seat(mode: str) -> ProcessSeat:
+    """A seat run by a hand-written misbehaving server (tests/integration/bots/servers.py)."""
+    command = [sys.executable, bot("servers.py"), mode, "--socket", "{socket}"]
+    return ProcessSeat(f"server:{mode}", command=command)
+
+
+def check_record(record: MatchRecord) -> None:
+    """The record survives its JSON form, and replaying its log gives its scores."""
+    again = MatchRecord.from_json(json.loads(record.dumps()))
+    assert again.dumps() == record.dumps()
+    state = get_game(record.game).new_game(len(record.seats), record.options)
+    for entry in record.log:
+        if entry.is_chance:
+            state.apply_chance(entry.outcome)
+        else:
+            assert state.current_player() == entry.seat
+            state.apply_action(entry.action)
+    assert state.is_terminal()
+    assert state.scores() == record.scores
+    assert sorted(record.ranks) == sorted(record.ranks)  # present for every seat
+    assert len(record.ranks) == len(record.seats)
