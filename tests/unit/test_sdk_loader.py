@@ -1,0 +1,69 @@
+"""Loading bots from files and folders, as the runtime does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from saloon.referee.bots import resolve_seat
+from saloon.referee.errors import BotSpecError
+from saloon.referee.remote import GrpcSeat, ProcessSeat
+from saloon.sdk.bot import FunctionBot
+from saloon.sdk.errors import BotLoadError
+from saloon.sdk.loader import load_bot
+
+BOTS = Path(__file__).resolve().parents[1] / "integration" / "bots"
+
+
+def write(tmp_path: Path, text: str, name: str = "b.py") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_loads_a_bot_class_a_function_and_a_folder() -> None:
+    assert type(load_bot(str(BOTS / "illegal.py"))("g")).__name__ == "Illegal"
+    assert isinstance(load_bot(str(BOTS / "function_bot.py"))("g"), FunctionBot)
+    assert type(load_bot(str(BOTS / "folder_bot"))("g")).__name__ == "FolderBot"
+
+
+def test_each_match_gets_a_fresh_bot() -> None:
+    factory = load_bot(str(BOTS / "exits.py"))
+    assert factory("g") is not factory("g")
+
+
+def test_bot_constant_picks_among_several(tmp_path: Path) -> None:
+    text = "from saloon.sdk import Bot\nclass A(Bot): pass\nclass B(Bot): pass\nBOT = B\n"
+    assert type(load_bot(write(tmp_path, text))("g")).__name__ == "B"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x = 1\n", "defines no bot"),
+        ("from saloon.sdk import Bot\nclass A(Bot): pass\nclass B(Bot): pass\n", "several"),
+        ("raise ImportError('nope')\n", "raised"),
+        ("BOT = 3\n", "Bot subclass"),
+    ],
+)
+def test_bad_bot_files(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(BotLoadError, match=message):
+        load_bot(write(tmp_path, text))
+
+
+def test_house_spec_and_paths_that_are_not_bots(tmp_path: Path) -> None:
+    assert load_bot("house:random")("seas-of-strife-v1") is not None
+    with pytest.raises(BotLoadError, match="no bot file"):
+        load_bot(str(tmp_path / "missing.py"))
+    with pytest.raises(BotLoadError, match=r"no bot\.py"):
+        load_bot(str(tmp_path))
+
+
+def test_resolve_seat_kinds(tmp_path: Path) -> None:
+    game = "seas-of-strife-v1"
+    assert isinstance(resolve_seat(str(BOTS / "illegal.py"), game), ProcessSeat)
+    assert isinstance(resolve_seat("grpc:unix:/tmp/x.sock", game), GrpcSeat)
+    for spec in ("nonsense", str(tmp_path), "grpc:", "house:nobody"):
+        with pytest.raises(BotSpecError):
+            resolve_seat(spec, game)
