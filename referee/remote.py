@@ -46,6 +46,11 @@ MAX_DROPPED = 64
 END_GRACE_S = 0.5
 #: How often the start-up checks the bot process and its socket.
 POLL_S = 0.005
+#: How often a seat waiting for Ready checks that its bot process still runs.
+START_POLL_S = 0.05
+#: The HTTP/2 client preface and an empty SETTINGS frame: what a gRPC server must answer.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_SETTINGS = 4
 
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_BOT_MESSAGE_BYTES),
@@ -78,7 +83,6 @@ class GrpcSeat(Seat):
         self._closed = False
         self._finished = False
         self._dropped = 0
-        self._transport_failures = 0
 
     # -- the seat interface -------------------------------------------------------------
     def start(self, info: StartInfo) -> None:
@@ -98,7 +102,7 @@ class GrpcSeat(Seat):
             start_ms=info.start_ms,
         )
         self._outbox.put(bot_pb2.ToBot(start=start).SerializeToString())
-        message = self._receive(deadline, "the match start")
+        message = self._receive_start(deadline)
         which = message.WhichOneof("message")
         if which == "error":
             raise SeatFault(_error_kind(message.error), message.error.detail)
@@ -167,28 +171,9 @@ class GrpcSeat(Seat):
 
     # -- the stream ---------------------------------------------------------------------
     def _connect(self, deadline: float) -> None:
-        """Open the channel and the match stream; TIMEOUT when the bot is not there."""
+        """Open the channel and the match stream (it waits for the connection)."""
         channel = grpc.insecure_channel(self.target, options=_CHANNEL_OPTIONS)
         self._channel = channel
-        channel.subscribe(self._on_connectivity)
-        ready = grpc.channel_ready_future(channel)
-        try:
-            ready.result(timeout=max(0.0, deadline - time.monotonic()))
-        except grpc.FutureTimeoutError:
-            ready.cancel()
-            self._check_alive()
-            if self._transport_failures and self._listening():
-                # Something answers on the socket, but not with gRPC (HTTP/2).
-                raise SeatFault(
-                    FaultKind.INVALID,
-                    f"{self.target} does not speak gRPC (transport failure)",
-                    fatal=True,
-                ) from None
-            raise SeatFault(
-                FaultKind.TIMEOUT, f"no gRPC connection to {self.target} within the start time"
-            ) from None
-        finally:
-            channel.unsubscribe(self._on_connectivity)
         play = channel.stream_stream(PLAY_METHOD)
         self._call = play(self._requests(), wait_for_ready=True)
         self._reader = threading.Thread(
@@ -196,13 +181,9 @@ class GrpcSeat(Seat):
         )
         self._reader.start()
 
-    def _on_connectivity(self, state: grpc.ChannelConnectivity) -> None:
-        if state == grpc.ChannelConnectivity.TRANSIENT_FAILURE:
-            self._transport_failures += 1
-
-    def _listening(self) -> bool:
-        """True when something is known to listen at the target (a process seat knows)."""
-        return False
+    def _start_timed_out(self) -> SeatFault:
+        """The fault when no Ready came in time (a process seat can say more)."""
+        return SeatFault(FaultKind.TIMEOUT, "not ready within the start time")
 
     def _requests(self) -> Iterator[bytes]:
         outbox = self._outbox
@@ -257,6 +238,19 @@ class GrpcSeat(Seat):
                 FaultKind.INVALID, f"malformed message ({len(raw)} bytes) for {what}"
             ) from None
 
+    def _receive_start(self, deadline: float) -> bot_pb2.FromBot:
+        """The answer to the match start, checking on the bot while waiting."""
+        while True:
+            self._check_alive()
+            step = min(deadline, time.monotonic() + START_POLL_S)
+            try:
+                return self._receive(step, "the match start")
+            except SeatFault as fault:
+                if fault.kind is not FaultKind.TIMEOUT:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise self._start_timed_out() from None
+
     def _check_alive(self) -> None:
         """Raise CRASH when the bot is known to be gone (a process seat knows)."""
 
@@ -271,6 +265,21 @@ def _accepts(path: Path) -> bool:
     finally:
         probe.close()
     return True
+
+
+def _answers_garbage(path: Path, wait_s: float = 0.2) -> bool:
+    """True when the socket at ``path`` answers an HTTP/2 preface with something else."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(wait_s)
+    try:
+        probe.connect(str(path))
+        probe.sendall(_HTTP2_PREFACE)
+        head = probe.recv(9)
+    except OSError:  # refused, reset or silent: not garbage, just not there
+        return False
+    finally:
+        probe.close()
+    return len(head) >= 4 and head[3] != _SETTINGS
 
 
 def _error_kind(error: bot_pb2.BotError) -> FaultKind:
@@ -293,7 +302,7 @@ class ProcessSeat(GrpcSeat):
 
     def _connect(self, deadline: float) -> None:
         # Wait until the socket accepts connections: connecting earlier only adds gRPC's
-        # reconnect back-off, and makes a transport failure ambiguous.
+        # reconnect back-off.
         while not _accepts(self.process.socket_path):
             self._check_alive()
             if time.monotonic() >= deadline:
@@ -309,8 +318,14 @@ class ProcessSeat(GrpcSeat):
                 f"bot process exited with code {code}: {self.process.stderr_tail()}",
             )
 
-    def _listening(self) -> bool:
-        return self.process.socket_path.exists() and self.process.exit_code() is None
+    def _start_timed_out(self) -> SeatFault:
+        if _answers_garbage(self.process.socket_path):
+            return SeatFault(
+                FaultKind.INVALID,
+                "the bot's socket does not speak gRPC (no HTTP/2 handshake)",
+                fatal=True,
+            )
+        return super()._start_timed_out()
 
     def close(self) -> None:
         super().close()

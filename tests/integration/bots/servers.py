@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import socket
 import threading
 import time
@@ -37,7 +36,7 @@ def raw_server(path: str, garbage: bool) -> None:
         held.append(conn)  # keep it open: a stall, not a close
         if garbage:
             with contextlib.suppress(OSError):
-                conn.sendall(os.urandom(64) + b"\xff" * 4096)
+                conn.sendall(b"garbage!" * 512)
 
 
 def replies(mode: str, requests: Iterator[bytes]) -> Iterator[bytes]:
