@@ -200,10 +200,12 @@ class SeizureState(State):
         streak: int = 0,
         end_gap: bool = False,
         totals: Sequence[int] | None = None,
+        strict: bool = True,
     ) -> SeizureState:
         """A state in mid-round, at ``to_play``'s turn: given hands, play pile (bottom
         first, must hold a number card), draw pile (top LAST; default: every other card).
-        Nothing is known about other hands."""
+        Nothing is known about other hands. ``strict=False`` allows cards to be missing
+        (positions a full deck cannot reach, for tests)."""
         state = cls(len(hands), end_gap)
         state.hands = [list(h) for h in hands]
         state.pile = list(pile)
@@ -213,7 +215,10 @@ class SeizureState(State):
             taken = set(used)
             draw = [c for c in range(NUM_CARDS) if c not in taken]
         state.draw = list(draw)
-        if sorted(used + state.draw) != list(range(NUM_CARDS)):
+        everything = sorted(used + state.draw)
+        if everything != sorted(set(everything)) or (
+            strict and everything != list(range(NUM_CARDS))
+        ):
             raise ValueError("hands, play pile and draw pile must hold the 140 cards once each")
         state._active = [sum(ACTIVE[c] for c in h) for h in state.hands]
         state.reset = reset
