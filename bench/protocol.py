@@ -136,14 +136,46 @@ def wire_size(request: DecisionRequest) -> int:
     return message.ByteSize()
 
 
+def bot_work_us(game_id: str, requests: list[DecisionRequest]) -> float:
+    """Median time the runtime spends in-process on one request (parse, typed decode, act)."""
+    import json
+
+    from saloon.sdk.loader import load_bot
+    from saloon.sdk.runtime import MatchSession
+
+    session = MatchSession(load_bot("house:random"))
+    start = bot_pb2.MatchStart(game=game_id, seat=0, num_seats=get_game(game_id).min_players)
+    session.handle(bot_pb2.ToBot(start=start))
+    wire = [
+        bot_pb2.ToBot(
+            decision=bot_pb2.DecisionRequest(
+                index=r.index,
+                kind=r.kind,
+                observation_json=json.dumps(r.observation, separators=(",", ":")),
+                legal_json=json.dumps(r.legal, separators=(",", ":")),
+            )
+        ).SerializeToString()
+        for r in requests
+    ]
+    times = []
+    for raw in wire * 3:
+        t = time.perf_counter_ns()
+        reply = session.handle(bot_pb2.ToBot.FromString(raw))
+        assert reply is not None
+        reply.SerializeToString()
+        times.append((time.perf_counter_ns() - t) / 1000)
+    return statistics.median(times)
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def bench_round_trip(game_id: str, decisions: int) -> tuple[list[float], list[float], int]:
-    """Floor and referee round trips (us), interleaved in rounds; the request size used."""
+def bench_round_trip(game_id: str, decisions: int) -> tuple[list[float], list[float], int, float]:
+    """Floor and referee round trips (us), interleaved in rounds; request size; bot work."""
     requests = sample_requests(game_id, 5)
+    bot_us = bot_work_us(game_id, requests)
     size = round(statistics.mean(wire_size(r) for r in requests))
     reply = bot_pb2.FromBot(decision=bot_pb2.Decision(index=100, action=3)).ByteSize()
     floor = Floor(size, reply)
@@ -172,7 +204,7 @@ def bench_round_trip(game_id: str, decisions: int) -> tuple[list[float], list[fl
     finally:
         floor.close()
         seat.close()
-    return floor_us, referee_us, size
+    return floor_us, referee_us, size, bot_us
 
 
 # -- matches per second -----------------------------------------------------------------
@@ -224,7 +256,7 @@ def main() -> None:
         floor_server(args.floor_server[0], int(args.floor_server[1]))
         return
 
-    floor_us, referee_us, size = bench_round_trip(args.game, args.decisions)
+    floor_us, referee_us, size, bot_us = bench_round_trip(args.game, args.decisions)
     f50, r50 = statistics.median(floor_us), statistics.median(referee_us)
     f99, r99 = percentile(floor_us, 0.99), percentile(referee_us, 0.99)
     print(f"Decision round trip, {args.game}, unix socket, {len(referee_us)} decisions,")
@@ -234,6 +266,9 @@ def main() -> None:
     print(f"| {'floor: bare gRPC bidi ping-pong':<40} | {f50:>9.0f} | {f99:>8.0f} |")
     print(f"| {'referee: GrpcSeat.decide + SDK runtime':<40} | {r50:>9.0f} | {r99:>8.0f} |")
     print(f"| {'ratio referee / floor':<40} | {r50 / f50:>9.2f} | {r99 / f99:>8.2f} |")
+    print(f"| {'bot work in the runtime (in-process)':<40} | {bot_us:>9.0f} | {'':>8} |")
+    ratio = (r50 - bot_us) / f50
+    print(f"| {'ratio (referee - bot work) / floor':<40} | {ratio:>9.2f} | {'':>8} |")
     print()
     print(f"| {'game':<22} | seats | {'in-process/s':>12} | {'gRPC/s':>8} |")
     print(f"|{'-' * 24}|-------|{'-' * 14}|{'-' * 10}|")
