@@ -40,8 +40,9 @@ class GreedyBot(Bot):
     """Shed points one decision at a time.
 
     * Play: a number card that ends the round for us (our last active card) first; then
-      the play that makes us give away the most cards; then the lowest number (it is the
-      hardest to place later), keeping 10s (they always fit their colours) for last.
+      the play that makes us give away the most cards; then the highest number (it raises
+      the bar for the next player), keeping 10s (they always fit their colours and would
+      reset the bar to 0) for last.
     * Forced to play a Seizure card: the one that leaves us holding the smallest hand
       (To the Left brings the right neighbour's hand, To the Right the left one's, Direct
       Trade the smallest hand at the table).
