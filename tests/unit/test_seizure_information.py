@@ -93,7 +93,7 @@ def test_moved_hands_are_known_to_giver_and_receiver() -> None:
 def test_an_unseen_gift_makes_onlookers_forget_the_givers_hand() -> None:
     ref = card("red/blue", 4)
     h0 = [card("red/green", 7), card("green/yellow", 1)]
-    h1 = [card("red/green", 9), card("blue/yellow", 5)]
+    h1 = [card("red/green", 9), card("blue/yellow", 5), card("green/yellow", 8)]
     h2 = [card("red/blue", 6), PLUS, LEFT]
     state = SeizureState.from_position([h0, h1, h2], [ref], to_play=2)
     for action in (card("red/blue", 6), PLUS, 1):  # seat 2 gives Plus Three to seat 1
@@ -105,6 +105,17 @@ def test_an_unseen_gift_makes_onlookers_forget_the_givers_hand() -> None:
     assert known(state, 1) == {(0, card("blue/yellow", 5))}
     assert known(state, 2) == set(), "seat 2 cannot tell which card seat 1 gave away"
     assert known(state, 0) == set()
+    assert state.last_round is None
+
+
+def test_hands_are_revealed_at_the_round_end() -> None:
+    ref = card("red/blue", 4)
+    h0 = [card("red/blue", 6)]
+    h1 = [card("green/yellow", 8), PLUS]
+    state = SeizureState.from_position([h0, h1], [ref])
+    state.apply_action(card("red/blue", 6))
+    assert known(state, 0) == {(1, card("green/yellow", 8)), (1, PLUS)}
+    assert state.observation(0)["last_round"]["points"] == [0, 4]
 
 
 def test_a_draw_is_seen_by_the_drawer_only() -> None:

@@ -76,18 +76,21 @@ def _playable_table() -> list[bytes]:
 PLAYABLE: list[bytes] = _playable_table()
 
 
-def card_json(card: int) -> dict[str, Any]:
-    """The full JSON description of a card, as bots see it (a fresh object)."""
+def _describe(card: int) -> tuple[str, tuple[str, ...], int | None]:
     kind = KIND[card]
     if kind == K_NUMBER:
         a, b = PAIRS[PAIR[card]]
-        return {
-            "id": card,
-            "kind": "number",
-            "colours": [COLOURS[a], COLOURS[b]],
-            "number": NUMBER[card],
-        }
-    return {"id": card, "kind": KIND_NAMES[kind], "colours": [], "number": None}
+        return ("number", (COLOURS[a], COLOURS[b]), NUMBER[card])
+    return (KIND_NAMES[kind], (), None)
+
+
+_DESCRIPTIONS = [_describe(c) for c in range(NUM_CARDS)]
+
+
+def card_json(card: int) -> dict[str, Any]:
+    """The full JSON description of a card, as bots see it (a fresh object)."""
+    kind, colours, number = _DESCRIPTIONS[card]
+    return {"id": card, "kind": kind, "colours": list(colours), "number": number}
 
 
 def card_label(card: int) -> str:

@@ -455,6 +455,10 @@ class SeizureState(State):
         for s, p in enumerate(points):
             totals[s] += p
         self.last_round = (self.round, reason, points, [sorted(h) for h in self.hands])
+        know, everyone = self._know, self._all
+        for hand in self.hands:  # revealed for scoring
+            for c in hand:
+                know[c] = everyone
         self._gives_left = 0
         self._gift = -1
         low, high = min(totals), max(totals)
