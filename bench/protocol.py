@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import orjson
 
 from saloon.referee.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
@@ -121,14 +122,12 @@ def sample_requests(game_id: str, matches: int) -> list[DecisionRequest]:
 
 def wire_size(request: DecisionRequest) -> int:
     """Bytes of the ToBot message the gRPC seat sends for ``request``."""
-    import json
-
     message = bot_pb2.ToBot(
         decision=bot_pb2.DecisionRequest(
             index=request.index,
             kind=request.kind,
-            observation_json=json.dumps(request.observation, separators=(",", ":")),
-            legal_json=json.dumps(request.legal, separators=(",", ":")),
+            observation_json=orjson.dumps(request.observation),
+            legal_json=orjson.dumps(request.legal),
             decision_ms=request.decision_ms,
             bank_ms=request.bank_ms,
         )
@@ -138,8 +137,6 @@ def wire_size(request: DecisionRequest) -> int:
 
 def bot_work_us(game_id: str, requests: list[DecisionRequest]) -> float:
     """Median time the runtime spends in-process on one request (parse, typed decode, act)."""
-    import json
-
     from saloon.sdk.loader import load_bot
     from saloon.sdk.runtime import MatchSession
 
@@ -151,8 +148,8 @@ def bot_work_us(game_id: str, requests: list[DecisionRequest]) -> float:
             decision=bot_pb2.DecisionRequest(
                 index=r.index,
                 kind=r.kind,
-                observation_json=json.dumps(r.observation, separators=(",", ":")),
-                legal_json=json.dumps(r.legal, separators=(",", ":")),
+                observation_json=orjson.dumps(r.observation),
+                legal_json=orjson.dumps(r.legal),
             )
         ).SerializeToString()
         for r in requests

@@ -17,6 +17,7 @@ from concurrent import futures
 from typing import Any
 
 import grpc
+import orjson
 
 from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
@@ -99,8 +100,8 @@ class MatchSession:
             decision = make_decision(
                 self.game,
                 request.kind,
-                json.loads(request.observation_json),
-                json.loads(request.legal_json),
+                orjson.loads(request.observation_json),
+                orjson.loads(request.legal_json),
                 Clock(request.decision_ms, request.bank_ms),
             )
             choice = self.bot.act(decision)

@@ -29,6 +29,7 @@ __all__ = [
     "Observation",
     "Play",
     "Trick",
+    "card",
     "decode_action",
     "decode_observation",
     "winner_of",
@@ -125,26 +126,62 @@ class Observation:
         return self.num_players - len(self.trick) - 1
 
 
+#: Every card, built once: decoding looks cards up instead of constructing them (a frozen
+#: dataclass costs ~1 us to build, and an observation holds up to ~75 cards).
+_CARDS: list[Card] = [Card(n) for n in range(75)]
+_PLAYS: dict[tuple[int, int], Play] = {}
+
+
+def card(number: int) -> Card:
+    """The Card with this number (shared instance); ValueError for a number that is none."""
+    if not 0 <= number < 75 or COLOUR_OF[number] < 0:
+        raise ValueError(f"{number!r} is not a Seas of Strife card")
+    return _CARDS[number]
+
+
+def _play(seat: int, number: int) -> Play:
+    key = (seat, number)
+    play = _PLAYS.get(key)
+    if play is None:
+        play = _PLAYS[key] = Play(int(seat), card(int(number)))
+    return play
+
+
+#: Completed tricks repeat in every observation of a hand: decode each one once.
+_TRICKS: dict[tuple[int, int, tuple[int, ...], int], Trick] = {}
+_TRICK_CACHE_SIZE = 4096
+
+
+def _trick(n: int, leader: int, cards: list[int], winner: int) -> Trick:
+    key = (n, leader, tuple(cards), winner)
+    trick = _TRICKS.get(key)
+    if trick is None:
+        if len(_TRICKS) >= _TRICK_CACHE_SIZE:
+            _TRICKS.clear()
+        plays = tuple(_play((leader + i) % n, c) for i, c in enumerate(cards))
+        trick = _TRICKS[key] = Trick(int(leader), plays, int(winner))
+    return trick
+
+
 def _plays(items: Iterable[dict[str, Any]]) -> tuple[Play, ...]:
-    return tuple(Play(int(p["seat"]), Card(int(p["card"]))) for p in items)
+    return tuple(_play(p["seat"], p["card"]) for p in items)
 
 
 def decode_observation(raw: dict[str, Any]) -> Observation:
     """The typed observation from its JSON form."""
-    completed = []
-    for t in raw["completed_tricks"]:
-        leader, n = int(t["leader"]), int(raw["num_players"])
-        plays = tuple(Play((leader + i) % n, Card(int(c))) for i, c in enumerate(t["cards"]))
-        completed.append(Trick(leader, plays, int(t["winner"])))
+    n = int(raw["num_players"])
+    completed = tuple(
+        _trick(n, t["leader"], t["cards"], t["winner"]) for t in raw["completed_tricks"]
+    )
     return Observation(
         seat=int(raw["seat"]),
         num_players=int(raw["num_players"]),
         hand_number=int(raw["hand_number"]),
-        hand=tuple(Card(int(c)) for c in raw["hand"]),
+        hand=tuple(card(c) for c in raw["hand"]),
         hand_sizes=tuple(int(x) for x in raw["hand_sizes"]),
         leader=int(raw["leader"]),
         trick=_plays(raw["trick"]),
-        completed_tricks=tuple(completed),
+        completed_tricks=completed,
         tricks_taken=tuple(int(x) for x in raw["tricks_taken"]),
         points=tuple(int(x) for x in raw["points"]),
         end_threshold=int(raw["end_threshold"]),
@@ -157,4 +194,4 @@ def decode_action(kind: str, raw: Any) -> Card | int:
     """PLAY_CARD -> Card; CHOOSE_LEADER -> the seat number."""
     if kind == CHOOSE_LEADER:
         return int(raw["seat"])
-    return Card(int(raw["card"]))
+    return card(raw["card"])

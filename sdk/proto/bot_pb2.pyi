@@ -195,10 +195,13 @@ class DecisionRequest(_message.Message):
     """The index of the match log entry this decision becomes; echoed by the answer."""
     kind: _builtins.str
     """The game's decision kind, e.g. "PLAY_CARD"."""
-    observation_json: _builtins.str
-    """The seat's observation: a JSON object."""
-    legal_json: _builtins.str
-    """The legal actions: a JSON array of at least two values."""
+    observation_json: _builtins.bytes
+    """The seat's observation: a JSON object, UTF-8. (bytes, not string: the JSON is made and
+    parsed as bytes on both sides, so a string's extra UTF-8 check and copy are saved; on
+    the wire the two types are identical.)
+    """
+    legal_json: _builtins.bytes
+    """The legal actions: a JSON array of at least two values, UTF-8."""
     decision_ms: _builtins.int
     """The clock: this decision's deadline and what is left of the time bank, in ms."""
     bank_ms: _builtins.int
@@ -207,8 +210,8 @@ class DecisionRequest(_message.Message):
         *,
         index: _builtins.int = ...,
         kind: _builtins.str = ...,
-        observation_json: _builtins.str = ...,
-        legal_json: _builtins.str = ...,
+        observation_json: _builtins.bytes = ...,
+        legal_json: _builtins.bytes = ...,
         decision_ms: _builtins.int = ...,
         bank_ms: _builtins.int = ...,
     ) -> None: ...

@@ -60,7 +60,7 @@ def start_message(game: str = "seas-of-strife-v1") -> bot_pb2.ToBot:
 
 def raw_request(index: int, legal: list[Any]) -> bot_pb2.ToBot:
     request = bot_pb2.DecisionRequest(
-        index=index, kind="ANY", observation_json="{}", legal_json=json.dumps(legal)
+        index=index, kind="ANY", observation_json=b"{}", legal_json=json.dumps(legal).encode()
     )
     return bot_pb2.ToBot(decision=request)
 
