@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from saloon.referee.errors import GameOptionError, SeatCountError
+from saloon.referee.errors import GameOptionError, IllegalActionError, SeatCountError
 
 #: ``current_player()`` when the next event is a chance event.
 CHANCE = -1
@@ -156,9 +156,17 @@ def competition_ranks(values: Sequence[float], lower_is_better: bool) -> list[in
 
 
 class State(ABC):
-    """The state of one game in progress. See the module docstring for the conventions."""
+    """The state of one game in progress. See the module docstring for the conventions.
 
-    __slots__ = ()
+    Subclasses compute legal actions in :meth:`_compute_legal` and apply a checked action in
+    :meth:`_apply`; this class caches the legal list (``_legal``: set it to None whenever
+    the state changes outside :meth:`apply_action`, e.g. in ``apply_chance``) and refuses an
+    illegal action before anything changes.
+    """
+
+    __slots__ = ("_legal",)
+
+    _legal: list[int] | None
 
     spec: GameSpec
     num_players: int
@@ -181,13 +189,31 @@ class State(ABC):
         """The kind of the pending decision (a seat kind or a chance kind); "" at terminal."""
 
     # -- seat decisions ---------------------------------------------------------------
-    @abstractmethod
     def legal_actions(self) -> list[int]:
         """The pending seat's legal actions, sorted; empty at chance and terminal nodes."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return list(legal)
 
-    @abstractmethod
     def apply_action(self, action: int) -> None:
         """Play a legal action for the pending seat; IllegalActionError changes nothing."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        if action not in legal:
+            kind = self.decision_kind() or "action"
+            raise IllegalActionError(f"{action!r} is not a legal {kind} here (legal: {legal})")
+        self._legal = None
+        self._apply(action)
+
+    @abstractmethod
+    def _compute_legal(self) -> list[int]:
+        """The legal actions of the pending decision, sorted (uncached)."""
+
+    @abstractmethod
+    def _apply(self, action: int) -> None:
+        """Apply an action already checked to be legal."""
 
     @abstractmethod
     def action_to_json(self, action: int) -> Json:

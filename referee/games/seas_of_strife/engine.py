@@ -78,7 +78,6 @@ class SeasOfStrifeState(State):
     __slots__ = (
         "_choose_seat",
         "_colour_mask",
-        "_legal",
         "_phase",
         "_to_play",
         "completed",
@@ -165,12 +164,6 @@ class SeasOfStrifeState(State):
         return ("DEAL", PLAY_CARD, CHOOSE_LEADER, "")[self._phase]
 
     # -- seat decisions ---------------------------------------------------------------
-    def legal_actions(self) -> list[int]:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return list(legal)
-
     def _compute_legal(self) -> list[int]:
         phase = self._phase
         if phase == _PHASE_PLAY:
@@ -186,16 +179,7 @@ class SeasOfStrifeState(State):
             return list(range(self.num_players))
         return []
 
-    def apply_action(self, action: int) -> None:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        if action not in legal:
-            raise IllegalActionError(
-                f"{action!r} is not a legal {self.decision_kind() or 'action'} here"
-                f" (legal: {legal})"
-            )
-        self._legal = None
+    def _apply(self, action: int) -> None:
         if self._phase == _PHASE_CHOOSE:
             self.leader = self._to_play = action
             self._phase = _PHASE_PLAY

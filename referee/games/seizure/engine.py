@@ -123,7 +123,6 @@ class SeizureState(State):
         "_gift",
         "_gives_left",
         "_know",
-        "_legal",
         "_phase",
         "_player",
         "_turn_kind",
@@ -246,12 +245,6 @@ class SeizureState(State):
         return _PHASE_KIND[phase]
 
     # -- seat decisions ---------------------------------------------------------------
-    def legal_actions(self) -> list[int]:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return list(legal)
-
     def _reference_value(self) -> int:
         return 0 if self.reset else VALUE_ON_TABLE[self.ref]
 
@@ -284,14 +277,7 @@ class SeizureState(State):
             return list(_SIZE_ACTIONS)
         return []
 
-    def apply_action(self, action: int) -> None:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        if action not in legal:
-            kind = self.decision_kind() or "action"
-            raise IllegalActionError(f"{action!r} is not a legal {kind} here (legal: {legal})")
-        self._legal = None
+    def _apply(self, action: int) -> None:
         phase = self._phase
         if phase == _P_TURN:
             if self._turn_kind == PLAY_CARD:

@@ -115,7 +115,6 @@ class WesternShowdownState(State):
     """A match (one game, or best-of-3) of Western Legends: Showdown in progress."""
 
     __slots__ = (
-        "_legal",
         "_pending_card",
         "_pending_slot",
         "_phase",
@@ -193,12 +192,6 @@ class WesternShowdownState(State):
         return _KINDS[self._phase]
 
     # -- seat decisions ---------------------------------------------------------------
-    def legal_actions(self) -> list[int]:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return list(legal)
-
     def _placements(self) -> list[int]:
         seat = self.turn
         shield = self.bulletproof
@@ -249,16 +242,7 @@ class WesternShowdownState(State):
             return [c for c in self._table_cards() if c != self._pick]
         return []
 
-    def apply_action(self, action: int) -> None:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        if action not in legal:
-            raise IllegalActionError(
-                f"{action!r} is not a legal {self.decision_kind() or 'action'} here"
-                f" (legal: {legal})"
-            )
-        self._legal = None
+    def _apply(self, action: int) -> None:
         phase = self._phase
         if phase in (_TURN, _DETERMINATION):
             if action == PASS:
