@@ -13,10 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from saloon.referee.errors import BotSpecError
+from saloon.referee.record import saloon_version
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 from saloon.sdk.house import make_house_bot
-from saloon.sdk.loader import bot_entry
+from saloon.sdk.loader import bot_entry, bot_version
 
 HOUSE_PREFIX = "house:"
 GRPC_PREFIX = "grpc:"
@@ -29,7 +30,9 @@ def resolve_seat(spec: str, game_id: str) -> Seat:
     if spec.startswith(HOUSE_PREFIX):
         name = spec[len(HOUSE_PREFIX) :]
         try:
-            return InProcessSeat(make_house_bot(game_id, name), spec)
+            return InProcessSeat(
+                make_house_bot(game_id, name), spec, bot_version=f"saloon-{saloon_version()}"
+            )
         except UnknownHouseBot as exc:
             raise BotSpecError(str(exc)) from None
     if spec.startswith(GRPC_PREFIX):
@@ -42,7 +45,9 @@ def resolve_seat(spec: str, game_id: str) -> Seat:
             bot_entry(spec)
         except BotLoadError as exc:
             raise BotSpecError(str(exc)) from None
-        return ProcessSeat(spec)
+        seat = ProcessSeat(spec)
+        seat.bot_version = bot_version(spec)
+        return seat
     raise BotSpecError(
         f"seat {spec!r}: expected house:NAME, grpc:TARGET or a path to a bot file or folder"
     )

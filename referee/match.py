@@ -80,7 +80,7 @@ class Match:
             game=game.id,
             options=self.options,
             seed=seed,
-            seats=[SeatInfo(i, s.bot_id) for i, s in enumerate(self.seats)],
+            seats=[SeatInfo(i, s.bot_id, s.bot_version) for i, s in enumerate(self.seats)],
             limits=limits,
         )
         self._chance_rng = random.Random(derive_seed(seed, "chance"))

@@ -90,14 +90,19 @@ def _is_int(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class SeatInfo:
-    """Who sat in a seat: the bot id (``house:greedy``, a path, a bot@version)."""
+    """Who sat in a seat: the bot id (``house:greedy``, a path, a bot@version) and the
+    version that played ("" when unknown)."""
 
     seat: int
     bot: str
+    version: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The seat's JSON form."""
-        return {"seat": self.seat, "bot": self.bot}
+        out: dict[str, Any] = {"seat": self.seat, "bot": self.bot}
+        if self.version:
+            out["version"] = self.version
+        return out
 
 
 @dataclass
@@ -166,7 +171,10 @@ class MatchRecord:
                 f"not a match record of format {FORMAT} (format={raw.get('format')!r})"
             )
         try:
-            seats = [SeatInfo(int(s["seat"]), str(s["bot"])) for s in raw["seats"]]
+            seats = [
+                SeatInfo(int(s["seat"]), str(s["bot"]), str(s.get("version", "")))
+                for s in raw["seats"]
+            ]
             faults = [
                 Fault(int(f["seat"]), FaultKind(f["kind"]), int(f["decision"]), str(f["detail"]))
                 for f in raw.get("faults", [])

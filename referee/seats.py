@@ -62,6 +62,9 @@ class Seat(ABC):
 
     #: The bot id recorded for this seat (``house:greedy``, a path, ``bot@version``).
     bot_id: str
+    #: What version of the bot played ("" when unknown): ``saloon-X`` for house bots, a
+    #: content hash for a bot path.
+    bot_version: str = ""
     #: True when the seat's answers are held to the clocks (bots outside the referee).
     timed: bool = False
 
@@ -90,9 +93,10 @@ class Seat(ABC):
 class InProcessSeat(Seat):
     """An SDK bot called directly in the referee's process (trusted: not clocked)."""
 
-    def __init__(self, bot: Bot, bot_id: str) -> None:
+    def __init__(self, bot: Bot, bot_id: str, bot_version: str = "") -> None:
         self.bot = bot
         self.bot_id = bot_id
+        self.bot_version = bot_version
         self._game = ""
         self._seat = 0
 

@@ -47,6 +47,32 @@ def bot_entry(path: str | Path) -> Path:
     raise BotLoadError(f"no bot file or folder at {p}")
 
 
+def bot_version(path: str | Path) -> str:
+    """A content version of a bot file or folder: ``sha256:`` + 16 hex digits over every
+    file's relative path and bytes (caches and hidden entries skipped). The same files give
+    the same version on every machine."""
+    root = Path(path)
+    files = (
+        [root]
+        if root.is_file()
+        else sorted(
+            f
+            for f in root.rglob("*")
+            if f.is_file()
+            and not any(
+                part.startswith(".") or part == "__pycache__" for part in f.relative_to(root).parts
+            )
+        )
+    )
+    digest = hashlib.sha256()
+    for f in files:
+        name = f.name if f == root else f.relative_to(root).as_posix()
+        digest.update(name.encode() + b"\0")
+        digest.update(f.read_bytes())
+        digest.update(b"\0")
+    return f"sha256:{digest.hexdigest()[:16]}"
+
+
 def _import(entry: Path) -> ModuleType:
     folder = str(entry.parent.resolve())
     if folder not in sys.path:

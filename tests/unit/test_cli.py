@@ -45,6 +45,7 @@ def test_play_json_is_byte_identical_for_the_same_seed() -> None:
     assert strip == strip2, "everything but the timing line is byte-identical"
     assert a["game"] == SOS and a["seed"] == 11
     assert [s["bot"] for s in a["seats"]] == ["house:greedy", "house:random", "house:random"]
+    assert all(s["version"].startswith("saloon-") for s in a["seats"])
     assert a["log"][0]["chance"] == "DEAL"
     assert sorted(a["ranks"]) == sorted(a["ranks"]) and len(a["scores"]) == 3
 

@@ -67,3 +67,21 @@ def test_resolve_seat_kinds(tmp_path: Path) -> None:
     for spec in ("nonsense", str(tmp_path), "grpc:", "house:nobody"):
         with pytest.raises(BotSpecError):
             resolve_seat(spec, game)
+
+
+def test_bot_version_is_a_content_hash(tmp_path: Path) -> None:
+    from saloon.sdk.loader import bot_version
+
+    one = tmp_path / "one"
+    two = tmp_path / "two"
+    for folder in (one, two):
+        (folder / "lib").mkdir(parents=True)
+        (folder / "bot.py").write_text("BOT = None\n")
+        (folder / "lib" / "x.py").write_text("X = 1\n")
+    (one / "__pycache__").mkdir()
+    (one / "__pycache__" / "junk.pyc").write_bytes(b"\x00")
+    assert bot_version(one) == bot_version(two)
+    assert bot_version(one).startswith("sha256:") and len(bot_version(one)) == 7 + 16
+    (two / "lib" / "x.py").write_text("X = 2\n")
+    assert bot_version(one) != bot_version(two)
+    assert bot_version(one / "bot.py") == bot_version(two / "bot.py")
