@@ -21,53 +21,64 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MULLIGAN = "MULLIGAN"
-TURN = "TURN"
-ACTIVATE = "ACTIVATE"
-WALLOP_SECOND = "WALLOP_SECOND"
-DETERMINATION_EXTRA = "DETERMINATION_EXTRA"
-SADDLE_DEST = "SADDLE_DEST"
-STICK_SOURCE = "STICK_SOURCE"
-STICK_DEST = "STICK_DEST"
-CHEAT_PICK = "CHEAT_PICK"
+# One source of truth for the tables and kind names: the engine's (pure Python, no deps).
+from saloon.referee.games.western_showdown.cards import (
+    ABILITIES,
+    CABARET,
+    COLOURS,
+    DOCTOR,
+    HIDEOUT,
+    LOCATION_NAMES,
+    MINE,
+    RANCH,
+    SALOON,
+    SHERIFF,
+    VALUES,
+)
+from saloon.referee.games.western_showdown.engine import (
+    ACTIVATE,
+    CHEAT_PICK,
+    DETERMINATION_EXTRA,
+    MULLIGAN,
+    SADDLE_DEST,
+    STICK_DEST,
+    STICK_SOURCE,
+    TURN,
+    WALLOP_SECOND,
+)
 
-VALUES = (1, 1, 1, 2, 3, 4, 5, 6, 7)
-COLOURS = ("red", "black")
-ABILITIES = (
-    "",
-    "WALLOP",
-    "DETERMINATION",
-    "BULLETPROOF",
-    "SADDLE UP",
-    "STICK 'EM UP",
-    "CHEAT",
-    "LIVING LEGEND",
-)
 WALLOP, DETERMINATION, BULLETPROOF, SADDLE_UP, STICK_EM_UP, CHEAT, LIVING_LEGEND = range(1, 8)
-SALOON, SHERIFF, DOCTOR, MINE, RANCH, CABARET, HIDEOUT = range(7)
-LOCATION_NAMES = (
-    "Saloon",
-    "Sheriff's Office",
-    "Doctor's Office",
-    "Mine",
-    "Ranch",
-    "Cabaret",
-    "Bandit Hideout",
-)
 
 __all__ = [
+    "ABILITIES",
     "ACTIVATE",
+    "BULLETPROOF",
+    "CABARET",
+    "CHEAT",
     "CHEAT_PICK",
+    "COLOURS",
+    "DETERMINATION",
     "DETERMINATION_EXTRA",
+    "DOCTOR",
     "DONE",
+    "HIDEOUT",
+    "LIVING_LEGEND",
     "LOCATION_NAMES",
+    "MINE",
     "MULLIGAN",
     "PASS",
+    "RANCH",
     "SADDLE_DEST",
+    "SADDLE_UP",
+    "SALOON",
+    "SHERIFF",
     "SKIP",
     "STICK_DEST",
+    "STICK_EM_UP",
     "STICK_SOURCE",
     "TURN",
+    "VALUES",
+    "WALLOP",
     "WALLOP_SECOND",
     "Card",
     "Done",
