@@ -14,12 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-PLAY_CARD = "PLAY_CARD"
-DRAW = "DRAW"
-GIVE_CARD = "GIVE_CARD"
-GIVE_TO = "GIVE_TO"
-TRADE_PARTNER = "TRADE_PARTNER"
-DEAL_SIZE = "DEAL_SIZE"
+# The decision kinds are the engine's (one source of truth; pure Python, no deps).
+from saloon.referee.games.seizure.engine import (
+    DEAL_SIZE,
+    DRAW,
+    GIVE_CARD,
+    GIVE_TO,
+    PLAY_CARD,
+    TRADE_PARTNER,
+)
 
 NUMBER = "number"
 TO_THE_LEFT = "to_the_left"
