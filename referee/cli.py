@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
@@ -132,10 +133,18 @@ def cmd_games(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     """Play one match and print its log (or its record as JSON)."""
-    from saloon.referee.match import play_local
+    from saloon.referee.match import Match, local_seats
 
-    options = dict(args.option)
-    record = play_local(args.game, args.seat, args.seed, options)
+    seats = local_seats(args.game, args.seat)
+    record = Match(get_game(args.game), seats, args.seed, dict(args.option)).run()
+    for info, seat in zip(record.seats, seats, strict=True):
+        if text := seat.diagnostics().rstrip():
+            lines = text.splitlines()[-40:]
+            sys.stderr.write(
+                f"--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines ---\n"
+                + "\n".join(lines)
+                + "\n"
+            )
     text = record.dumps()
     if args.out:
         try:
@@ -224,6 +233,7 @@ COMMANDS = {"games": cmd_games, "play": cmd_play, "replay": cmd_replay}
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``saloon`` console script."""
+    logging.basicConfig(level=logging.WARNING, format="saloon: %(message)s")
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args, sys.stdout)

@@ -268,10 +268,13 @@ def play_local(
     options: Mapping[str, str | int] | None = None,
     limits: MatchLimits = DEFAULT_LIMITS,
 ) -> MatchRecord:
-    """Play one match in-process between bots given as ``house:NAME`` (or paths)."""
+    """Play one match between bots given as ``house:NAME``, paths or ``grpc:TARGET``."""
+    return Match(get_game(game_id), local_seats(game_id, bots), seed, options, limits).run()
+
+
+def local_seats(game_id: str, bots: Sequence[str]) -> list[Seat]:
+    """One seat per bot spec, after checking the game takes that many seats."""
     from saloon.referee.bots import resolve_seat
 
-    game = get_game(game_id)
-    game.check_players(len(bots))
-    seats = [resolve_seat(spec, game_id) for spec in bots]
-    return Match(game, seats, seed, options, limits).run()
+    get_game(game_id).check_players(len(bots))
+    return [resolve_seat(spec, game_id) for spec in bots]

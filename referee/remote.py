@@ -336,3 +336,6 @@ class ProcessSeat(GrpcSeat):
     def stderr(self) -> str:
         """What the bot wrote to stderr (capped), for its owner."""
         return self.process.stderr.text()
+
+    def diagnostics(self) -> str:
+        return self.stderr

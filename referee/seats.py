@@ -86,6 +86,10 @@ class Seat(ABC):
     def finish(self, info: EndInfo) -> None:
         """Tell the bot the match is over (never raises)."""
 
+    def diagnostics(self) -> str:
+        """What the bot wrote for its owner (a process's captured stderr); "" if nothing."""
+        return ""
+
     def close(self) -> None:  # noqa: B027 -- optional hook, a no-op by default
         """Release what the seat holds (processes, sockets); idempotent."""
 

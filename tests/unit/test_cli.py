@@ -145,3 +145,19 @@ def test_malformed_replay_file_is_one_clear_line(tmp_path: Path, content: str) -
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("saloon: error: "), out.stderr
+
+
+def test_a_crashing_path_bot_shows_its_traceback(tmp_path: Path) -> None:
+    bot = tmp_path / "crashy.py"
+    bot.write_text(
+        "from saloon.sdk import Bot\n"
+        "class Crashy(Bot):\n"
+        "    def act(self, decision):\n"
+        "        raise ValueError('my bug')\n"
+    )
+    out = run("play", SOS, "--seat", str(bot), "--seat", "house:random", "--seat", "house:random")
+    assert out.returncode == 0, out.stderr
+    assert "[CRASH: act raised ValueError: my bug]" in out.stdout
+    assert "played out after faults" in out.stdout
+    assert f"--- seat 0 ({bot}) stderr" in out.stderr
+    assert "raise ValueError('my bug')" in out.stderr and "Traceback" in out.stderr
