@@ -11,10 +11,12 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, NoReturn, TextIO
 
 from saloon.referee.errors import RefereeError
 from saloon.referee.games import State, game_ids, get_game
+from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_LIMITS
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import Step, replay, verify
 from saloon.sdk.errors import SdkError
@@ -41,6 +43,16 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer") from None
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"seed {value} is out of range 0..2**63-1")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 < value <= 86_400_000:
+        raise argparse.ArgumentTypeError(f"{value} is out of range 1..86400000 (ms)")
     return value
 
 
@@ -76,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=VALUE",
         help="a game option (see `saloon games`), repeatable",
+    )
+    play.add_argument(
+        "--decision-ms",
+        type=_positive,
+        help=f"time per decision for bots outside the referee (default {DEFAULT_DECISION_MS})",
+    )
+    play.add_argument(
+        "--bank-ms", type=_positive, help=f"match time bank per bot (default {DEFAULT_BANK_MS})"
     )
     play.add_argument("--json", action="store_true", help="print the match record as JSON")
     play.add_argument("--out", metavar="FILE", help="also write the match record to FILE")
@@ -135,8 +155,13 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     """Play one match and print its log (or its record as JSON)."""
     from saloon.referee.match import Match, local_seats
 
+    limits = replace(
+        DEFAULT_LIMITS,
+        decision_ms=args.decision_ms or DEFAULT_LIMITS.decision_ms,
+        bank_ms=args.bank_ms or DEFAULT_LIMITS.bank_ms,
+    )
     seats = local_seats(args.game, args.seat)
-    record = Match(get_game(args.game), seats, args.seed, dict(args.option)).run()
+    record = Match(get_game(args.game), seats, args.seed, dict(args.option), limits).run()
     for info, seat in zip(record.seats, seats, strict=True):
         if text := seat.diagnostics().rstrip():
             lines = text.splitlines()[-40:]

@@ -114,6 +114,7 @@ def test_replay_verify_catches_a_tampered_result(tmp_path: Path) -> None:
             "no house bot",
         ),
         (["replay", "/nonexistent/record.json"], "cannot read"),
+        (["play", SOS, *SEATS, "--decision-ms", "0"], "out of range"),
         (["frobnicate"], "invalid choice"),
     ],
 )
@@ -161,3 +162,10 @@ def test_a_crashing_path_bot_shows_its_traceback(tmp_path: Path) -> None:
     assert "played out after faults" in out.stdout
     assert f"--- seat 0 ({bot}) stderr" in out.stderr
     assert "raise ValueError('my bug')" in out.stderr and "Traceback" in out.stderr
+
+
+def test_play_limits_are_recorded() -> None:
+    out = run("play", SOS, *SEATS, "--decision-ms", "250", "--bank-ms", "900", "--json")
+    assert out.returncode == 0, out.stderr
+    limits = json.loads(out.stdout)["limits"]
+    assert (limits["decision_ms"], limits["bank_ms"]) == (250, 900)
