@@ -851,6 +851,25 @@ def test_random_play_follows_the_rules(seed: int) -> None:
             for s in (0, 1):
                 assert len(state.hands[s]) == 3 or not state.draw[s]
             assert state.hands[seat]
+        on_table = sorted(c for stack in state.stacks for c in stack)
+        pending = state._pending_card
+        if kind == "STICK_SOURCE":
+            # Any card but the STICK 'EM UP itself and activated BULLETPROOFs.
+            assert legal == [
+                c for c in on_table if c != pending and not (state.bulletproof >> c) & 1
+            ]
+        elif kind == "STICK_DEST":
+            source = next(
+                loc for slot, loc in enumerate(state.locations) if state._pick in state.stacks[slot]
+            )
+            assert legal == sorted(loc for loc in state.locations if loc != source)
+        elif kind == "SADDLE_DEST":
+            here = state.locations[state._pending_slot]
+            assert state.stacks[state._pending_slot][-1] == pending
+            assert legal == sorted(loc for loc in state.locations if loc != here)
+        elif kind == "CHEAT_PICK":
+            first = state._pick
+            assert legal == [c for c in on_table if c != first]
         action = rng.choice(legal)
         before = state.clone()
         state.apply_action(action)
