@@ -111,6 +111,8 @@ _PUBLIC_PHASE = ("CHANCE", "CHANCE", "TURN", "GIVE", "GIVE", "TRADE", "DEAL_SIZE
 ) = range(11)
 
 _SIZE_ACTIONS = list(range(MIN_HAND_SIZE, MAX_HAND_SIZE + 1))
+#: Phases inside a round: every hand holds at least one number or Seizure card.
+_IN_ROUND = frozenset((_P_TURN, _P_GIVE_CARD, _P_GIVE_TO, _P_TRADE, _P_RESHUFFLE))
 
 
 class SeizureState(State):
@@ -674,12 +676,41 @@ class SeizureState(State):
             if t != seat:
                 other.hands[t] = [c if self._know[c] & bit else next(it) for c in hand]
         other.draw = [c if self._know[c] & bit else next(it) for c in other.draw]
+        if self._phase in _IN_ROUND:
+            # The seat knows the round is still on: every hand holds a number or Seizure card.
+            other._keep_everyone_in(seat, self._know, rng)
         other._active = [sum(ACTIVE[c] for c in h) for h in other.hands]
         if other._phase == _P_GIVE_TO and other._gift not in other.hands[other._player]:
             hand = other.hands[other._player]
             other._gift = hand[rng.randrange(len(hand))]
         other._legal = None
         return other
+
+    def _keep_everyone_in(self, seat: int, known: list[int], rng: random.Random) -> None:
+        """After a redeal for ``seat``: give every other hand left without a number or
+        Seizure card one, swapped in for one of its redealt cards from a place that can
+        spare it (the draw pile, or a redealt card of a hand that keeps another one). The
+        true position satisfies the constraint, so a donor always exists."""
+        bit = 1 << seat
+        hands = self.hands
+        for t, hand in enumerate(hands):
+            if t == seat or any(ACTIVE[c] for c in hand):
+                continue
+            slots = [i for i, c in enumerate(hand) if not known[c] & bit]
+            donors: list[tuple[list[int], int]] = [
+                (self.draw, i) for i, c in enumerate(self.draw) if ACTIVE[c] and not known[c] & bit
+            ]
+            for u, other in enumerate(hands):
+                if u in (t, seat) or sum(ACTIVE[c] for c in other) < 2:
+                    continue
+                donors.extend(
+                    (other, i) for i, c in enumerate(other) if ACTIVE[c] and not known[c] & bit
+                )
+            if not slots or not donors:  # not reachable from a real position
+                continue
+            zone, j = donors[rng.randrange(len(donors))]
+            i = slots[rng.randrange(len(slots))]
+            hand[i], zone[j] = zone[j], hand[i]
 
     def cards(self) -> dict[str, list[int]]:
         zones = {f"hand{s}": list(h) for s, h in enumerate(self.hands)}
