@@ -132,12 +132,16 @@ def test_setup_deals_three_and_mulligan_reshuffles_for_both_seats() -> None:
     assert all_cards(state) == list(range(18))
 
 
-def test_third_discard_ends_the_mulligan() -> None:
+def test_after_a_third_discard_done_is_the_only_legal_mulligan_decision() -> None:
+    # A decision with a single legal action is still a decision in the log (RULINGS).
     state = new_game()
     for outcome in ((0, 1, 2), (0,), tuple(range(9)), tuple(range(9, 18))):
         state.apply_chance(outcome)
     for card in (0, 1, 2):
         state.apply_action(card)
+    assert state.decision_kind() == "MULLIGAN"
+    assert state.legal_actions() == [DONE]
+    state.apply_action(DONE)
     assert state.hands[0] == [3, 4, 5]
     assert state.decision_kind() == "RESHUFFLE"
 

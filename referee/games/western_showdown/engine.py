@@ -302,10 +302,11 @@ class WesternShowdownState(State):
         seat = self.turn
         hand = self.hands[seat]
         if action != DONE:
+            # After a third discard the hand is empty and DONE is the only legal action: a
+            # decision of its own, recorded like any other (RULINGS, all games).
             hand.remove(action)
             self.discards[seat].append(action)
-            if hand:
-                return
+            return
         discards = self.discards[seat]
         pile = self.draw[seat]
         count = len(discards)
