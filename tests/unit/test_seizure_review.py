@@ -13,6 +13,7 @@ from saloon.referee.games.seizure.cards import (
     PLUS_FIRST,
     RIGHT_FIRST,
     TRADE_FIRST,
+    card_json,
     number_card,
     pair_index,
 )
@@ -357,3 +358,24 @@ def test_random_playouts_agree_with_the_sdk_view_of_the_rules() -> None:
                 gives = obs.gives_for(played)
                 gives_expected = gives if gives else None
             state.apply_action(action)
+
+
+def test_resample_does_not_keep_a_chosen_gift_the_seat_cannot_see() -> None:
+    """Regression: when the giver chose a card another seat knows it holds, resample_hidden
+    for that seat kept the true choice every time (a determinizing bot learned it)."""
+    ref = card("red/blue", 4)
+    h0 = [card("red/blue", 6), LEFT, card("green/yellow", 1), card("green/yellow", 2)]
+    h1 = [card("red/blue", 8), card("green/yellow", 3), card("green/yellow", 4)]
+    state = SeizureState.from_position([h0, h1], [ref])
+    play(state, card("red/blue", 6), LEFT, 1)  # seat 0 gives To the Left to seat 1
+    play(state, card("red/blue", 8), LEFT)  # seat 1 chooses to give it back
+    assert state.decision_kind() == GIVE_TO
+    assert state.observation(0)["known"] == [{"seat": 1, "card": card_json(LEFT)}]
+    gifts = set()
+    for seed in range(60):
+        twin = state.resample_hidden(0, random.Random(seed))
+        assert twin.observation(0) == state.observation(0)
+        assert twin._gift in twin.hands[1]
+        gifts.add(twin._gift)
+    assert len(gifts) > 1, "seat 0 cannot know which card seat 1 chose"
+    assert state.resample_hidden(1, random.Random(0))._gift == LEFT, "the giver knows it"

@@ -660,7 +660,13 @@ class SeizureState(State):
 
     def resample_hidden(self, seat: int, rng: random.Random) -> SeizureState:
         """Redeal every card ``seat`` cannot place (other hands and the draw pile, sizes and
-        known cards kept) at random among the places it could be."""
+        known cards kept) at random among the places it could be. During a round every hand
+        keeps a number or Seizure card (else the round would be over), and a gift chosen by
+        another seat is re-picked from the giver's redealt hand.
+
+        Not modelled (the redeal is wider than the seat's true information set): that the
+        cards of a reshuffle went into the draw pile as a known set, and that a seat which
+        drew held nothing playable at the time."""
         other = self.clone()
         bit = 1 << seat
         know = other._know
@@ -680,7 +686,8 @@ class SeizureState(State):
             # The seat knows the round is still on: every hand holds a number or Seizure card.
             other._keep_everyone_in(seat, self._know, rng)
         other._active = [sum(ACTIVE[c] for c in h) for h in other.hands]
-        if other._phase == _P_GIVE_TO and other._gift not in other.hands[other._player]:
+        if other._phase == _P_GIVE_TO and other._player != seat:
+            # Only the giver knows the chosen gift, even when it is a card others know of.
             hand = other.hands[other._player]
             other._gift = hand[rng.randrange(len(hand))]
         other._legal = None
