@@ -327,12 +327,16 @@ def test_resample_keeps_every_hand_in_the_round_with_four_players() -> None:
 
 
 def test_random_playouts_agree_with_the_sdk_view_of_the_rules() -> None:
-    """At every PLAY_CARD / GIVE decision of random games, the engine's legal actions and
-    give count match what the rules say, computed from the seat's observation alone."""
-    for seed in range(6):
-        state = GAME.new_game(2 + seed % 5)
+    """Random games of 2-6 players, checked decision by decision against the rules as
+    computed from the deciding seat's observation alone (the SDK helpers): legal plays,
+    give-away counts, turn order, reference card and value, reset, dealer, scoring."""
+    for seed in range(10):
+        n = 2 + seed % 5
+        state = GAME.new_game(n, {"end": "gap"} if seed % 2 else None)
         rng = random.Random(seed)
-        gives_expected: int | None = None
+        pending_gives = 0  # gives the last play must lead to
+        last_turn: tuple[int, int] | None = None  # (round, seat) of the last turn
+        rounds_scored = 0
         while state.current_player() != TERMINAL:
             seat = state.current_player()
             if seat == CHANCE:
@@ -340,24 +344,56 @@ def test_random_playouts_agree_with_the_sdk_view_of_the_rules() -> None:
                 continue
             kind = state.decision_kind()
             legal = state.legal_actions()
-            obs = sdk.decode_observation(state.observation(seat))
-            assert all(any(ACTIVE[c] for c in h) for h in state.hands) or kind == DEAL_SIZE
+            raw = state.observation(seat)
+            obs = sdk.decode_observation(raw)
+            if obs.last_round is not None and obs.last_round.round > rounds_scored:
+                rounds_scored = obs.last_round.round
+                assert list(obs.last_round.points) == [
+                    sum(c.points for c in h) for h in obs.last_round.hands
+                ]
+                pending_gives = 0
+            if kind == DEAL_SIZE:
+                assert obs.scores[seat] == max(obs.scores)
+                assert legal == list(range(7, 16))
+                state.apply_action(legal[rng.randrange(len(legal))])
+                continue
+            assert all(any(ACTIVE[c] for c in h) for h in state.hands)
+            numbers_on_pile = [c for c in obs.play_pile if c.is_number]
+            assert obs.reference == numbers_on_pile[-1]
+            assert obs.reset_active == (obs.draws_in_a_row >= n)
+            assert obs.reference_value == (0 if obs.reset_active else obs.reference.table_value)
+            if pending_gives:
+                assert kind == GIVE_CARD and obs.gives_left == pending_gives
+                pending_gives = 0
             if kind in (PLAY_CARD, DRAW):
+                if last_turn is not None and last_turn[0] == obs.round:
+                    assert seat == (last_turn[1] + 1) % n, "turn order never changes"
+                else:
+                    assert seat == (obs.dealer + 1) % n, "the dealer's left starts"
+                last_turn = (obs.round, seat)
                 numbers = sorted(c.id for c in obs.hand if obs.is_playable_number(c))
                 seizures = sorted(c.id for c in obs.hand if c.is_seizure)
                 expected = numbers or seizures
                 assert (kind == PLAY_CARD) == bool(expected)
                 if expected:
                     assert legal == expected
-            if kind == GIVE_CARD and gives_expected is not None:
-                assert obs.gives_left == gives_expected
-                gives_expected = None
+            elif kind == GIVE_CARD:
+                assert legal == sorted(c.id for c in obs.hand)
+            else:
+                assert kind in (GIVE_TO, TRADE_PARTNER)
+                assert legal == [s for s in range(n) if s != seat]
             action = legal[rng.randrange(len(legal))]
             if kind == PLAY_CARD:
                 played = next(c for c in obs.hand if c.id == action)
-                gives = obs.gives_for(played)
-                gives_expected = gives if gives else None
+                still_in = sum(1 for c in obs.hand if not c.is_score and c.id != action)
+                pending_gives = obs.gives_for(played) if still_in else 0
             state.apply_action(action)
+        totals = state.totals
+        if seed % 2 == 0:
+            assert state.round == 5
+        else:
+            low = min(totals)
+            assert state.round == 50 or (max(totals) - low >= 25 and totals.count(low) == 1)
 
 
 def test_resample_does_not_keep_a_chosen_gift_the_seat_cannot_see() -> None:
