@@ -10,19 +10,12 @@ from saloon.referee.games.seizure.cards import (
     PLUS_FIRST,
     TRADE_FIRST,
     card_json,
-    number_card,
-    pair_index,
 )
 from saloon.referee.games.seizure.engine import DRAW_ACTION, SeizureState
 from saloon.sdk.games import seizure as sdk
+from tests.unit.seizure_positions import card
 
 PLUS, LEFT, TRADE = PLUS_FIRST, LEFT_FIRST, TRADE_FIRST
-
-
-def card(colours: str, number: int, copy: int = 0) -> int:
-    """``card("red/blue", 7)`` -> the id of a 7 red/blue."""
-    a, b = colours.split("/")
-    return number_card(pair_index(a, b), number, copy)
 
 
 def known(state: SeizureState, seat: int) -> set[tuple[int, int]]:

@@ -14,8 +14,6 @@ from saloon.referee.games.seizure.cards import (
     RIGHT_FIRST,
     TRADE_FIRST,
     card_json,
-    number_card,
-    pair_index,
 )
 from saloon.referee.games.seizure.engine import (
     DEAL_SIZE,
@@ -30,22 +28,12 @@ from saloon.referee.games.seizure.engine import (
 )
 from saloon.referee.match import play_local
 from saloon.sdk.games import seizure as sdk
+from tests.unit.seizure_positions import card, play
 
 GAME = get_game("seizure-v1")
 
 LEFT, RIGHT, TRADE = LEFT_FIRST, RIGHT_FIRST, TRADE_FIRST
 PLUS, MINUS = PLUS_FIRST, MINUS_FIRST
-
-
-def card(colours: str, number: int, copy: int = 0) -> int:
-    """``card("red/blue", 7)`` -> the id of a 7 red/blue."""
-    a, b = colours.split("/")
-    return number_card(pair_index(a, b), number, copy)
-
-
-def play(state: SeizureState, *actions: int) -> None:
-    for action in actions:
-        state.apply_action(action)
 
 
 def top_of_draw(hands: list[list[int]], pile: list[int], top: list[int]) -> list[int]:

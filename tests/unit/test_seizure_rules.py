@@ -20,8 +20,6 @@ from saloon.referee.games.seizure.cards import (
     PLUS_FIRST,
     RIGHT_FIRST,
     TRADE_FIRST,
-    number_card,
-    pair_index,
 )
 from saloon.referee.games.seizure.engine import (
     DEAL_SIZE,
@@ -34,23 +32,13 @@ from saloon.referee.games.seizure.engine import (
     TRADE_PARTNER,
     SeizureState,
 )
+from tests.unit.seizure_positions import card, play
 
 GAME = get_game("seizure-v1")
 
 LEFT, RIGHT, TRADE = LEFT_FIRST, RIGHT_FIRST, TRADE_FIRST
 LEFT2, TRADE2 = LEFT_FIRST + 1, TRADE_FIRST + 1
 PLUS, MINUS = PLUS_FIRST, MINUS_FIRST
-
-
-def card(colours: str, number: int, copy: int = 0) -> int:
-    """``card("red/blue", 7)`` -> the id of a 7 red/blue."""
-    a, b = colours.split("/")
-    return number_card(pair_index(a, b), number, copy)
-
-
-def play(state: SeizureState, *actions: int) -> None:
-    for action in actions:
-        state.apply_action(action)
 
 
 # -- the deck -------------------------------------------------------------------------
