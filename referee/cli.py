@@ -71,7 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     games = sub.add_parser("games", help="list the games, their seats, options and house bots")
     games.add_argument("--json", action="store_true", help="print JSON")
 
-    play = sub.add_parser("play", help="play one match in-process and print its log")
+    play = sub.add_parser(
+        "play",
+        help="play one match (house bots in-process, bot paths over gRPC), print its log",
+    )
     play.add_argument("game", help="a game id, e.g. seas-of-strife-v1 (see `saloon games`)")
     play.add_argument(
         "--seat",
