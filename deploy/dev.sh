@@ -28,12 +28,42 @@ setup() {
     python3 -m venv .venv
   fi
   # Reinstall only when the project's metadata changed since the last install.
+  # Every version comes from deploy/constraints.txt (the lock), never from "latest".
   local stamp=.venv/.saloon-installed
-  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    log "installing saloon (editable) with its dev tools"
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ deploy/constraints.txt -nt "$stamp" ]; then
+    log "installing saloon-arena (editable) with its dev tools, pinned by deploy/constraints.txt"
+    .venv/bin/python -m pip install -q --disable-pip-version-check \
+      -c deploy/constraints.txt -e '.[dev]'
     touch "$stamp"
   fi
+}
+
+# The machine may run Redis already (127.0.0.1:6379); start one only when none answers.
+ensure_redis() {
+  if redis_answers; then return; fi
+  if ! command -v redis-server >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      log "installing redis-server with apt-get"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    else
+      log "no Redis at 127.0.0.1:6379 and no redis-server to start: Redis tests will skip"; return
+    fi
+  fi
+  log "starting redis-server on 127.0.0.1:6379"
+  mkdir -p .run
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+    --dir "$PWD/.run" --logfile "$PWD/.run/redis.log" --pidfile "$PWD/.run/redis.pid"
+  for _ in $(seq 50); do redis_answers && return; sleep 0.1; done
+  log "redis-server did not answer; see .run/redis.log"; exit 1
+}
+
+redis_answers() {
+  .venv/bin/python - <<'PY' 2>/dev/null
+import socket
+s = socket.create_connection(("127.0.0.1", 6379), timeout=1)
+s.sendall(b"PING\r\n")
+raise SystemExit(0 if s.recv(16).startswith(b"+PONG") else 1)
+PY
 }
 
 demo() {
@@ -44,6 +74,7 @@ demo() {
 
 run_tests() {
   setup
+  ensure_redis
   log "ruff"
   .venv/bin/ruff check .
   .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --check .; exit 1; }

@@ -26,7 +26,7 @@ TIMING_KEY = "timing"
 def saloon_version() -> str:
     """The installed saloon version (recorded with every match)."""
     try:
-        return version("saloon")
+        return version("saloon-arena")
     except PackageNotFoundError:  # running from a source tree that is not installed
         return "0+unknown"
 

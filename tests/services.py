@@ -1,0 +1,90 @@
+"""Real services the integration tests need: Redis, PostgreSQL, a Docker engine.
+
+A test that needs one calls :func:`require` (or uses the fixtures in ``tests/conftest.py``).
+On a laptop without the service the test is skipped with a loud reason; under ``CI=true``
+a missing service FAILS the test instead, so CI can never go green by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+
+import pytest
+
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+#: The test database the machine provides (trust auth); tests make their own schemas in it.
+POSTGRES_URL = os.environ.get(
+    "SALOON_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+def in_ci() -> bool:
+    """True when running under CI (CI=true): missing services fail instead of skipping."""
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _redis_answers() -> str | None:
+    try:
+        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            if s.recv(16).startswith(b"+PONG"):
+                return None
+            return "Redis at 127.0.0.1:6379 did not answer PING"
+    except OSError as exc:
+        return f"no Redis at 127.0.0.1:6379 ({exc})"
+
+
+def _postgres_answers() -> str | None:
+    try:
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(POSTGRES_URL)
+        try:
+            with engine.connect() as conn:
+                conn.execute(sqlalchemy.text("select 1"))
+        finally:
+            engine.dispose()
+        return None
+    except Exception as exc:  # any failure to reach it is a reason to skip or fail
+        return f"no PostgreSQL at {POSTGRES_URL} ({type(exc).__name__}: {exc})"
+
+
+def _docker_answers() -> str | None:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=10)
+        try:
+            client.ping()
+        finally:
+            client.close()
+        return None
+    except Exception as exc:  # any failure to reach it is a reason to skip or fail
+        return f"no Docker engine answers ({type(exc).__name__}: {exc})"
+
+
+_CHECKS: dict[str, Callable[[], str | None]] = {
+    "redis": _redis_answers,
+    "postgres": _postgres_answers,
+    "docker": _docker_answers,
+}
+_cache: dict[str, str | None] = {}
+
+
+def missing(service: str) -> str | None:
+    """Why ``service`` ("redis", "postgres", "docker") is unusable here, or None if it answers."""
+    if service not in _cache:
+        _cache[service] = _CHECKS[service]()
+    return _cache[service]
+
+
+def require(service: str) -> None:
+    """Skip (loudly) when ``service`` is missing; under CI=true fail instead."""
+    reason = missing(service)
+    if reason is None:
+        return
+    if in_ci():
+        pytest.fail(f"CI=true and {reason}: this test must run in CI", pytrace=False)
+    pytest.skip(f"SKIPPED, NEEDS {service.upper()}: {reason}")
