@@ -2,6 +2,14 @@
 
 Every error a user can cause prints one line on stderr (``saloon: error: ...``) and exits
 non-zero, without a traceback.
+
+Commands of the higher layers (seasons and workers in ``saloon.worker``, leaderboards in
+``saloon.ratings``, the arena service) plug in through the entry-point group
+``saloon.commands``: each entry names a ``register(subparsers)`` function that adds its
+parsers (each with ``set_defaults(handler=fn)``, ``fn(args, out) -> int``) and returns the
+base exception classes its commands raise for user errors. The referee thus never imports
+a layer above it, and a register module keeps its heavy imports inside its handlers so
+that ``saloon play`` stays quick.
 """
 
 from __future__ import annotations
@@ -10,8 +18,9 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from importlib.metadata import entry_points
 from typing import Any, NoReturn, TextIO
 
 from saloon.referee.errors import RefereeError
@@ -23,6 +32,10 @@ from saloon.sdk.errors import SdkError
 from saloon.sdk.house import house_bots
 
 MAX_SEED = 2**63 - 1
+#: Entry-point group of the commands that higher layers add (see the module docstring).
+COMMAND_GROUP = "saloon.commands"
+#: A command handler: parsed arguments and the output stream in, exit status out.
+Handler = Callable[[argparse.Namespace, TextIO], int]
 
 
 class UsageError(Exception):
@@ -63,8 +76,12 @@ def _option(text: str) -> tuple[str, str]:
     return name, value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``saloon`` command."""
+def build_parser(user_errors: list[type[BaseException]] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``saloon`` command, with every plugged-in command.
+
+    ``user_errors`` collects the exception classes the plugged-in commands raise for
+    mistakes a user made (printed as one line, exit status 1).
+    """
     parser = _Parser(prog="saloon", description="Saloon: a tournament arena for card-game bots.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -111,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="re-run the log through the engine and check the recorded result",
     )
+    for entry in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
+        errors = entry.load()(sub)
+        if user_errors is not None:
+            user_errors.extend(errors)
     return parser
 
 
@@ -256,19 +277,21 @@ def _print_result(record: MatchRecord, state: State, out: TextIO) -> None:
         out.write(f"  {info.seat:<4}  {info.bot:<22} {score:>5g}  {rank:>4}{flag}\n")
 
 
-COMMANDS = {"games": cmd_games, "play": cmd_play, "replay": cmd_replay}
+COMMANDS: dict[str, Handler] = {"games": cmd_games, "play": cmd_play, "replay": cmd_replay}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``saloon`` console script."""
     logging.basicConfig(level=logging.WARNING, format="saloon: %(message)s")
+    user_errors: list[type[BaseException]] = [RefereeError, SdkError]
     try:
-        args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args, sys.stdout)
+        args = build_parser(user_errors).parse_args(argv)
+        handler: Handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        return handler(args, sys.stdout)
     except UsageError as exc:
         print(f"saloon: error: {exc} (see saloon --help)", file=sys.stderr)
         return 2
-    except (RefereeError, SdkError) as exc:
+    except tuple(user_errors) as exc:
         print(f"saloon: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:

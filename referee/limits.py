@@ -39,3 +39,44 @@ class MatchLimits:
 
 
 DEFAULT_LIMITS = MatchLimits()
+
+
+# -- sandbox limits: what a bot runtime may use (Docker container or local process) ------
+#: Memory a bot runtime may use, swap included (the container's memory = memory-swap;
+#: RLIMIT_AS headroom for a process, see the process sandbox).
+DEFAULT_MEMORY_MB = 256
+#: CPU a bot runtime may use, in cores (Docker --cpus; a process gets RLIMIT_CPU instead).
+DEFAULT_CPUS = 1.0
+#: Processes and threads a bot runtime may have at once (Docker --pids-limit, RLIMIT_NPROC).
+DEFAULT_PIDS = 64
+#: Size of the writable scratch space (/tmp tmpfs in a container; RLIMIT_FSIZE per file).
+DEFAULT_TMPFS_MB = 16
+#: Open files a bot runtime may hold (RLIMIT_NOFILE / the container's nofile ulimit).
+DEFAULT_OPEN_FILES = 256
+#: CPU seconds a bot process may burn in one match before the kernel stops it (RLIMIT_CPU).
+DEFAULT_CPU_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one bot runtime may use; a season overrides them and the record keeps them."""
+
+    memory_mb: int = DEFAULT_MEMORY_MB
+    cpus: float = DEFAULT_CPUS
+    pids: int = DEFAULT_PIDS
+    tmpfs_mb: int = DEFAULT_TMPFS_MB
+    open_files: int = DEFAULT_OPEN_FILES
+    cpu_seconds: int = DEFAULT_CPU_SECONDS
+
+    def to_json(self) -> dict[str, Any]:
+        """The limits as a JSON object."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> SandboxLimits:
+        """Limits from their JSON form (unknown keys are an error)."""
+        values: dict[str, Any] = {k: float(v) if k == "cpus" else int(v) for k, v in raw.items()}
+        return cls(**values)
+
+
+DEFAULT_SANDBOX_LIMITS = SandboxLimits()
