@@ -29,7 +29,7 @@ from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import Step, replay, verify
 from saloon.sdk.errors import SdkError
-from saloon.sdk.house import house_bots
+from saloon.sdk.house import house_bot_names
 
 MAX_SEED = 2**63 - 1
 #: Entry-point group of the commands that higher layers add (see the module docstring).
@@ -153,7 +153,7 @@ def cmd_games(args: argparse.Namespace, out: TextIO) -> int:
                     {"name": o.name, "values": o.describe(), "default": o.default, "help": o.help}
                     for o in spec.options
                 ],
-                "house_bots": [f"house:{name}" for name in house_bots(spec.id)],
+                "house_bots": [f"house:{name}" for name in house_bot_names(spec.id)],
             }
         )
     if args.json:

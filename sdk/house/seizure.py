@@ -110,6 +110,3 @@ class GreedyBot(Bot):
         if obs.gift is not None and obs.gift.kind == PLUS_THREE:
             return min(legal, key=lambda a: (obs.scores[a.seat], a.seat))
         return max(legal, key=lambda a: (obs.hand_sizes[a.seat], -a.seat))
-
-
-HOUSE_BOTS: dict[str, type[Bot]] = {"greedy": GreedyBot}
