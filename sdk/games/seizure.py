@@ -54,6 +54,7 @@ __all__ = [
     "GiveTo",
     "KnownCard",
     "LastRound",
+    "NothingPlayable",
     "Observation",
     "Pass",
     "PlayCard",
@@ -121,6 +122,17 @@ class KnownCard:
 
 
 @dataclass(frozen=True)
+class NothingPlayable:
+    """What a seat's draw told everyone: it drew (or passed) holding no card playable on
+    ``reference`` at ``value`` (Seizure cards included); counting the cards that entered
+    and left its hand since, it now holds at most ``at_most`` such cards."""
+
+    reference: Card
+    value: int
+    at_most: int
+
+
+@dataclass(frozen=True)
 class Event:
     """Something that happened this round, as this seat saw it.
 
@@ -180,6 +192,10 @@ class Observation:
     known: tuple[KnownCard, ...]
     events: tuple[Event, ...]
     last_round: LastRound | None
+    #: The cards of this round's last reshuffle: the draw pile holds only these since.
+    reshuffled: tuple[Card, ...] = ()
+    #: Per seat, what its draws this round told everyone (see NothingPlayable).
+    nothing_playable: tuple[tuple[NothingPlayable, ...], ...] = ()
 
     @property
     def top(self) -> Card | None:
@@ -336,6 +352,14 @@ def decode_observation(raw: dict[str, Any]) -> Observation:
             reason=str(last["reason"]),
             points=tuple(int(x) for x in last["points"]),
             hands=tuple(tuple(decode_card(c) for c in h) for h in last["hands"]),
+        ),
+        reshuffled=tuple(decode_card(c) for c in raw.get("reshuffled", ())),
+        nothing_playable=tuple(
+            tuple(
+                NothingPlayable(decode_card(x["reference"]), int(x["value"]), int(x["at_most"]))
+                for x in limits
+            )
+            for limits in raw.get("nothing_playable", ())
         ),
     )
 
