@@ -133,12 +133,18 @@ def score_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
         return [1.0 - r / (n - 1) for r in state.ranks()]
     sign = -1.0 if state.spec.lower_score_is_better else 1.0
     scores = state.scores()
-    gains = [sign * (s - r) for s, r in zip(scores, root_scores, strict=True)]
+    return squash([sign * (s - r) for s, r in zip(scores, root_scores, strict=True)])
+
+
+def squash(gains: Sequence[float], scale: float = MARGIN_SCALE) -> list[float]:
+    """Rewards in [0, 1] from each seat's gain (higher better): how it compares with the
+    others' average gain, through tanh(difference / scale); 0.5 is even."""
+    n = len(gains)
     total = sum(gains)
     out = []
     for gain in gains:
         others = (total - gain) / (n - 1) if n > 1 else 0.0
-        out.append(0.5 + 0.5 * math.tanh((gain - others) / MARGIN_SCALE))
+        out.append(0.5 + 0.5 * math.tanh((gain - others) / scale))
     return out
 
 
@@ -180,6 +186,7 @@ class InformationSetSearch:
         evaluate: Evaluation = score_rewards,
         horizon: Horizon = round_horizon,
         exploration: float = DEFAULT_EXPLORATION,
+        playout_depth: int | None = None,
     ) -> None:
         if get_game(game_id).from_observation is None:
             raise SearchError(f"{game_id} cannot build a state from an observation")
@@ -191,6 +198,9 @@ class InformationSetSearch:
         self.evaluate = evaluate
         self.horizon = horizon
         self.exploration = exploration
+        #: Seat decisions a playout makes before it stops and evaluates (None: to the
+        #: horizon). A short playout needs an evaluation that reads the state mid-round.
+        self.playout_depth = playout_depth
 
     def run(self, decision: Decision[Any, Any]) -> SearchResult:
         """Search the decision; the result's ``index`` points into ``decision.legal``."""
@@ -230,10 +240,12 @@ class InformationSetSearch:
         node = root
         expanded = False
         # Selection and expansion: walk the tree while every action here has a node.
+        at_root = True
         while True:
             player = state.current_player()
-            if player == TERMINAL or horizon(state):
+            if player == TERMINAL or (horizon(state) and not at_root):
                 break
+            at_root = False
             if player == CHANCE:
                 state.apply_chance(state.sample_chance(rng))
                 continue
@@ -281,7 +293,8 @@ class InformationSetSearch:
         rng = self.rng
         horizon = self.horizon
         policy = self.playout
-        while True:
+        left = self.playout_depth if self.playout_depth is not None else -1
+        while left:
             player = state.current_player()
             if player == TERMINAL or horizon(state):
                 return
@@ -290,6 +303,7 @@ class InformationSetSearch:
                 continue
             legal = state.legal_actions()
             state.apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
+            left -= 1
 
 
 def _index_map(state: State, raw_legal: Sequence[Any]) -> dict[int, int]:

@@ -391,6 +391,12 @@ def _deal_respecting_voids(
     hands: dict[int, list[int]] = {s: [] for s in seats}
     cards = list(pool)
     rng.shuffle(cards)
+    if not any(voids[s] for s in seats):  # no void shown yet: any deal will do
+        start = 0
+        for s in seats:
+            hands[s] = cards[start : start + room[s]]
+            start += room[s]
+        return hands
     eligible = {c: [s for s in seats if not voids[s] & BIT_OF[c]] for c in cards}
     cards.sort(key=lambda c: len(eligible[c]))
     for card in cards:
