@@ -56,6 +56,9 @@ DEFAULT_EXPLORATION = 0.7
 #: Decision and chance kinds that begin a new hand / round / game: a playout stops there
 #: (the scores then hold the hand's outcome) unless the game is over first.
 ROUND_STARTS = frozenset({"DEAL", "DEALER", "DEAL_SIZE", "LOCATIONS"})
+#: Virtual visits, and their mean reward, that a prior's choice starts with.
+DEFAULT_PRIOR_VISITS = 10
+DEFAULT_PRIOR_REWARD = 0.6
 #: Scale of the points margin in :func:`score_rewards` (tanh(margin / scale)).
 MARGIN_SCALE = 4.0
 
@@ -64,6 +67,8 @@ Playout = Callable[[State, Sequence[int], random.Random], int]
 #: An evaluation: each seat's reward in [0, 1] at the end of a playout; ``root_scores`` are
 #: the scores when the search started (for rewarding what happened during the playout).
 Evaluation = Callable[[State, Sequence[float]], Sequence[float]]
+#: A prior: a heuristic's choice for the decision (one of ``decision.legal``).
+Prior = Callable[[Decision[Any, Any]], Any]
 #: A horizon: True where a playout stops (it always stops at the end of the game).
 Horizon = Callable[[State], bool]
 
@@ -187,6 +192,9 @@ class InformationSetSearch:
         horizon: Horizon = round_horizon,
         exploration: float = DEFAULT_EXPLORATION,
         playout_depth: int | None = None,
+        prior: Prior | None = None,
+        prior_visits: int = DEFAULT_PRIOR_VISITS,
+        prior_reward: float = DEFAULT_PRIOR_REWARD,
     ) -> None:
         if get_game(game_id).from_observation is None:
             raise SearchError(f"{game_id} cannot build a state from an observation")
@@ -201,6 +209,12 @@ class InformationSetSearch:
         #: Seat decisions a playout makes before it stops and evaluates (None: to the
         #: horizon). A short playout needs an evaluation that reads the state mid-round.
         self.playout_depth = playout_depth
+        #: A heuristic's choice (one of decision.legal) that starts the root with
+        #: ``prior_visits`` virtual visits of mean ``prior_reward``: the search keeps it
+        #: unless its own statistics say otherwise (progressive bias, the cheap way).
+        self.prior = prior
+        self.prior_visits = prior_visits
+        self.prior_reward = prior_reward
 
     def run(self, decision: Decision[Any, Any]) -> SearchResult:
         """Search the decision; the result's ``index`` points into ``decision.legal``."""
@@ -214,6 +228,13 @@ class InformationSetSearch:
             action, index = next(iter(index_of.items()))
             return SearchResult(index, action, 0, 0.0, [ActionStats(action, index, 0, 0.0)])
         root = _Node(-1)
+        if self.prior is not None and self.prior_visits > 0:
+            favourite = decision.index_of(self.prior(decision))
+            for action, index in index_of.items():
+                if index == favourite:
+                    node = root.children[_key(action, self.seat)] = _Node(self.seat)
+                    node.visits = node.avail = self.prior_visits
+                    node.reward = self.prior_visits * self.prior_reward
         root_scores = base.scores()
         deadline = start + self.budget.time_ms / 1000.0
         done = 0
@@ -225,8 +246,8 @@ class InformationSetSearch:
             if time.perf_counter() >= deadline:
                 break
         stats = [
-            ActionStats(a, index_of[a], c.visits, c.reward / c.visits if c.visits else 0.0)
-            for a, c in sorted(root.children.items())
+            ActionStats(k >> 3, index_of[k >> 3], c.visits, c.reward / c.visits if c.visits else 0.0)
+            for k, c in sorted(root.children.items())
         ]
         best = max(stats, key=lambda s: (s.visits, s.mean_reward, -s.index))
         elapsed = (time.perf_counter() - start) * 1000.0
@@ -253,14 +274,19 @@ class InformationSetSearch:
             if len(legal) == 1:  # forced: no choice, no node
                 state.apply_action(legal[0])
                 continue
+            # A child is keyed by the action and who takes it: after a move forced in one
+            # sample but not in another, two seats' actions can meet at one node.
             children = node.children
-            untried = [a for a in legal if a not in children]
+            untried = [a for a in legal if _key(a, player) not in children]
             if untried:
                 for a in legal:
-                    if a in children:
-                        children[a].avail += 1
-                action = untried[int(rng.random() * len(untried))]
-                child = children[action] = _Node(player)
+                    known = children.get(_key(a, player))
+                    if known is not None:
+                        known.avail += 1
+                # Expand what the playout policy would play first: the tree's first look
+                # at a reply is then a sensible one, not a random one.
+                action = untried[0] if len(untried) == 1 else self.playout(state, untried, rng)
+                child = children[_key(action, player)] = _Node(player)
                 child.avail = 1
                 path.append(child)
                 state.apply_action(action)
@@ -270,7 +296,7 @@ class InformationSetSearch:
             best: _Node | None = None
             best_action = legal[0]
             for a in legal:
-                child = children[a]
+                child = children[_key(a, player)]
                 child.avail += 1
                 value = child.reward / child.visits + c * math.sqrt(
                     math.log(child.avail) / child.visits
@@ -304,6 +330,11 @@ class InformationSetSearch:
             legal = state.legal_actions()
             state.apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
             left -= 1
+
+
+def _key(action: int, player: int) -> int:
+    """A tree child's key: the action and the seat taking it (seats 0..7)."""
+    return (action << 3) | player
 
 
 def _index_map(state: State, raw_legal: Sequence[Any]) -> dict[int, int]:

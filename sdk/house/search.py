@@ -22,7 +22,8 @@ from saloon.referee.games.western_showdown.engine import (
     TURN,
     YES,
 )
-from saloon.sdk.bot import MatchInfo
+from saloon.sdk.bot import Bot, MatchInfo
+from saloon.sdk.house.western_showdown import GreedyBot as ShowdownGreedy
 from saloon.sdk.search import (
     DEFAULT_TIME_MS,
     Evaluation,
@@ -45,6 +46,8 @@ EPSILON = 0.25
 #: margin's scale.
 MARGIN_SHARE = 0.5
 WESTERN_MARGIN_SCALE = 3.0
+#: Western playouts: how much the opponent's best immediate take counts against a move.
+THREAT_WEIGHT = 0.7
 #: Western playouts: how often an ability is used when offered.
 ACTIVATE_SHARE = 0.8
 #: Seizure playouts stop after this many seat decisions and read the hands' points.
@@ -76,8 +79,9 @@ def shed_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
 
 
 def take_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Western Legends: Showdown: a placement that wins a stack at once (the largest), else
-    anything at random."""
+    """Western Legends: Showdown: the placement that wins the most cards now minus
+    THREAT_WEIGHT x the largest stack the opponent's hand (in this sample) could then win
+    at once; abilities used ACTIVATE_SHARE of the time; other choices at random."""
     kind = state.decision_kind()
     if rng.random() < EPSILON:
         return legal[int(rng.random() * len(legal))]
@@ -87,16 +91,31 @@ def take_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
         return legal[int(rng.random() * len(legal))]
     stacks: list[list[int]] = state.stacks  # type: ignore[attr-defined]
     slot_of: list[int] = state.slot_of  # type: ignore[attr-defined]
-    best = -1
-    best_size = 0
+    locations: list[int] = state.locations  # type: ignore[attr-defined]
+    hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
+    replies = hands[1 - state.current_player()]
+    best = legal[int(rng.random() * len(legal))]
+    best_value = -99.0
     for action in legal:
         if action >= 126:  # PASS / SKIP
             continue
-        location = action % 7
-        stack = stacks[slot_of[location]]
-        if len(stack) + 1 > best_size and condition_met(location, [*stack, action // 7]):
-            best, best_size = action, len(stack) + 1
-    return best if best >= 0 else legal[int(rng.random() * len(legal))]
+        card, where = divmod(action, 7)
+        after = [list(stack) for stack in stacks]
+        slot = slot_of[where]
+        after[slot].append(card)
+        value = 0.0
+        if condition_met(where, after[slot]):
+            value = len(after[slot])
+            after[slot] = []
+        threat = 0
+        for other in replies:
+            for k, stack in enumerate(after):
+                if len(stack) + 1 > threat and condition_met(locations[k], [*stack, other]):
+                    threat = len(stack) + 1
+        value -= THREAT_WEIGHT * threat
+        if value > best_value:
+            best, best_value = action, value
+    return best
 
 
 def cards_won_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
@@ -127,11 +146,15 @@ class GameKnowledge:
     playout: Playout = random_playout
     evaluate: Evaluation = score_rewards
     playout_depth: int | None = None
+    #: The game's greedy house bot, whose choice the search starts from (a prior).
+    greedy: type[Bot] | None = None
 
 
 KNOWLEDGE: dict[str, GameKnowledge] = {
     "seas-of-strife-v1": GameKnowledge(playout=duck_playout),
-    "western-showdown-v1": GameKnowledge(playout=random_playout, evaluate=cards_won_rewards),
+    "western-showdown-v1": GameKnowledge(
+        playout=take_playout, evaluate=cards_won_rewards, greedy=ShowdownGreedy
+    ),
     "seizure-v1": GameKnowledge(
         playout=shed_playout, evaluate=hand_points_rewards, playout_depth=SEIZURE_PLAYOUT_DEPTH
     ),
@@ -143,6 +166,7 @@ class Search(SearchBot):
 
     def make_search(self, info: MatchInfo, budget: SearchBudget) -> InformationSetSearch:
         knowledge = KNOWLEDGE.get(info.game, GameKnowledge())
+        prior = knowledge.greedy().act if knowledge.greedy is not None else None
         return InformationSetSearch(
             info.game,
             info.seat,
@@ -151,6 +175,7 @@ class Search(SearchBot):
             playout=knowledge.playout,
             evaluate=knowledge.evaluate,
             playout_depth=knowledge.playout_depth,
+            prior=prior,
         )
 
 
