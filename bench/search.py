@@ -39,6 +39,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+import saloon.referee.games
 from saloon.referee.games import CHANCE, TERMINAL, game_ids, get_game
 from saloon.referee.match import play_local
 from saloon.sdk.bot import Decision, MatchInfo
@@ -47,12 +48,14 @@ from saloon.sdk.house.search import Search
 from saloon.sdk.search import InformationSetSearch, SearchBudget
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engines import run_playouts  # noqa: E402
+from engines import run_playouts
 
-ENGINE_DIR = str(Path(get_game.__code__.co_filename).resolve().parent)
+ENGINE_DIR = str(Path(saloon.referee.games.__file__).resolve().parent)
 
 
-def positions(game_id: str, players: int, count: int, seed: int) -> list[tuple[int, Decision[Any, Any]]]:
+def positions(
+    game_id: str, players: int, count: int, seed: int
+) -> list[tuple[int, Decision[Any, Any]]]:
     """``count`` (seat, decision) pairs with 2+ legal actions from seeded random games."""
     spec = get_game(game_id)
     rng = random.Random(seed)
@@ -118,9 +121,10 @@ def engine_share(
             if not callers or depth > 20 or weight <= 0:
                 value = 0.0
             else:
-                value = sum(
-                    row[2] * fraction(caller, depth + 1) for caller, row in callers.items()
-                ) / weight
+                value = (
+                    sum(row[2] * fraction(caller, depth + 1) for caller, row in callers.items())
+                    / weight
+                )
         memo[func] = value
         return value
 

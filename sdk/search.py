@@ -246,7 +246,9 @@ class InformationSetSearch:
             if time.perf_counter() >= deadline:
                 break
         stats = [
-            ActionStats(k >> 3, index_of[k >> 3], c.visits, c.reward / c.visits if c.visits else 0.0)
+            ActionStats(
+                k >> 3, index_of[k >> 3], c.visits, c.reward / c.visits if c.visits else 0.0
+            )
             for k, c in sorted(root.children.items())
         ]
         best = max(stats, key=lambda s: (s.visits, s.mean_reward, -s.index))

@@ -50,6 +50,10 @@ WESTERN_MARGIN_SCALE = 3.0
 THREAT_WEIGHT = 0.7
 #: Western playouts: how often an ability is used when offered.
 ACTIVATE_SHARE = 0.8
+#: Seas of Strife playouts stop after this many seat decisions (a few tricks: the rest of
+#: a hand played at random is mostly noise) and count the tricks taken.
+STRIFE_PLAYOUT_DEPTH = 12
+TRICK_SCALE = 1.5
 #: Seizure playouts stop after this many seat decisions and read the hands' points.
 SEIZURE_PLAYOUT_DEPTH = 24
 
@@ -94,24 +98,31 @@ def take_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     locations: list[int] = state.locations  # type: ignore[attr-defined]
     hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
     replies = hands[1 - state.current_player()]
+
+    def takeable(location: int, stack: list[int]) -> int:
+        """The largest stack a reply could win at once at ``location``."""
+        for other in replies:
+            if condition_met(location, [*stack, other]):
+                return len(stack) + 1
+        return 0
+
+    # What the opponent could take where this move changes nothing, per slot.
+    base = [takeable(locations[k], stack) for k, stack in enumerate(stacks)]
     best = legal[int(rng.random() * len(legal))]
     best_value = -99.0
     for action in legal:
         if action >= 126:  # PASS / SKIP
             continue
         card, where = divmod(action, 7)
-        after = [list(stack) for stack in stacks]
         slot = slot_of[where]
-        after[slot].append(card)
-        value = 0.0
-        if condition_met(where, after[slot]):
-            value = len(after[slot])
-            after[slot] = []
-        threat = 0
-        for other in replies:
-            for k, stack in enumerate(after):
-                if len(stack) + 1 > threat and condition_met(locations[k], [*stack, other]):
-                    threat = len(stack) + 1
+        grown = [*stacks[slot], card]
+        if condition_met(where, grown):
+            value = float(len(grown))
+            there = 0
+        else:
+            value = 0.0
+            there = takeable(where, grown)
+        threat = max(there, *(t for k, t in enumerate(base) if k != slot))
         value -= THREAT_WEIGHT * threat
         if value > best_value:
             best, best_value = action, value
@@ -127,6 +138,17 @@ def cards_won_rewards(state: State, root_scores: Sequence[float]) -> list[float]
     won = state.scores()
     margin = squash([won[0], won[1]], WESTERN_MARGIN_SCALE)
     return [(1 - MARGIN_SHARE) * w + MARGIN_SHARE * m for w, m in zip(wins, margin, strict=True)]
+
+
+def tricks_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
+    """Seas of Strife: mid-hand, each seat's points plus the tricks it took this hand."""
+    if state.current_player() == TERMINAL or round_horizon(state):
+        return score_rewards(state, root_scores)
+    taken: list[int] = state.taken  # type: ignore[attr-defined]
+    points = state.scores()
+    return squash(
+        [r - p - t for p, t, r in zip(points, taken, root_scores, strict=True)], TRICK_SCALE
+    )
 
 
 def hand_points_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
@@ -151,7 +173,9 @@ class GameKnowledge:
 
 
 KNOWLEDGE: dict[str, GameKnowledge] = {
-    "seas-of-strife-v1": GameKnowledge(playout=duck_playout),
+    "seas-of-strife-v1": GameKnowledge(
+        playout=duck_playout, evaluate=tricks_rewards, playout_depth=STRIFE_PLAYOUT_DEPTH
+    ),
     "western-showdown-v1": GameKnowledge(
         playout=take_playout, evaluate=cards_won_rewards, greedy=ShowdownGreedy
     ),

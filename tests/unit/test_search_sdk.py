@@ -34,7 +34,9 @@ def a_decision(game: str = GAME, players: int = 4, skip: int = 6) -> tuple[int, 
         legal = state.legal_actions()
         if len(legal) > 1 and skip <= 0:
             raw = [state.action_to_json(a) for a in legal]
-            return player, make_decision(game, state.decision_kind(), state.observation(player), raw)
+            return player, make_decision(
+                game, state.decision_kind(), state.observation(player), raw
+            )
         skip -= 1
         state.apply_action(legal[rng.randrange(len(legal))])
 
@@ -113,15 +115,19 @@ def test_a_prior_starts_with_virtual_visits() -> None:
 
 def test_a_decision_the_state_disagrees_with_is_an_error() -> None:
     seat, decision = a_decision()
-    wrong = Decision(decision.kind, decision.observation, decision.legal[:1], None,
-                     decision.raw_observation, decision.raw_legal[:1])
+    wrong = Decision(
+        decision.kind,
+        decision.observation,
+        decision.legal[:1],
+        None,
+        decision.raw_observation,
+        decision.raw_legal[:1],
+    )
     with pytest.raises(SearchError):
         InformationSetSearch(GAME, seat, random.Random(0), SearchBudget(5, 1000)).run(wrong)
 
 
-@pytest.mark.parametrize(
-    ("game", "players"), [("seizure-v1", 3), ("western-showdown-v1", 2)]
-)
+@pytest.mark.parametrize(("game", "players"), [("seizure-v1", 3), ("western-showdown-v1", 2)])
 def test_every_game_searches(game: str, players: int) -> None:
     seat, decision = a_decision(game, players, skip=4)
     result = InformationSetSearch(game, seat, random.Random(0), SearchBudget(20, 60_000)).run(

@@ -7,4 +7,6 @@ SDK_VIEWS = {"seas-of-strife-v1": "saloon.sdk.games.seas_of_strife"}
 _SEARCH = {"search": "saloon.sdk.house.search:Search"} | {
     f"search-{n}": f"saloon.sdk.house.search:Search{n}" for n in (25, 50, 100, 200, 400, 800)
 }
-HOUSE_BOTS = {"seas-of-strife-v1": {"greedy": "saloon.sdk.house.seas_of_strife:GreedyBot"} | _SEARCH}
+HOUSE_BOTS = {
+    "seas-of-strife-v1": {"greedy": "saloon.sdk.house.seas_of_strife:GreedyBot"} | _SEARCH
+}

@@ -396,7 +396,9 @@ class SeizureState(State):
         if self._limits[giver]:
             self._limits[giver] = _pruned(self._limits[giver], len(hands[giver]))
         if self._limits[recipient]:
-            self._limits[recipient] = _after_entering(self._limits[recipient], len(hands[recipient]))
+            self._limits[recipient] = _after_entering(
+                self._limits[recipient], len(hands[recipient])
+            )
         active = ACTIVE[card]
         self._active[giver] -= active
         self._active[recipient] += active
@@ -897,7 +899,10 @@ def _try_deal(
             del pool[:need]
             continue
         masks = [_no_play(r, v) for r, v, _b in limits]
-        room = [b - sum((m >> c) & 1 for c in kept) for m, (_r, _v, b) in zip(masks, limits, strict=True)]
+        room = [
+            b - sum((m >> c) & 1 for c in kept)
+            for m, (_r, _v, b) in zip(masks, limits, strict=True)
+        ]
         if min(room) < 0:
             return None
         chosen: list[int] = []

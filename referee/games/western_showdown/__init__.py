@@ -7,4 +7,6 @@ SDK_VIEWS = {"western-showdown-v1": "saloon.sdk.games.western_showdown"}
 _SEARCH = {"search": "saloon.sdk.house.search:Search"} | {
     f"search-{n}": f"saloon.sdk.house.search:Search{n}" for n in (25, 50, 100, 200, 400, 800)
 }
-HOUSE_BOTS = {"western-showdown-v1": {"greedy": "saloon.sdk.house.western_showdown:GreedyBot"} | _SEARCH}
+HOUSE_BOTS = {
+    "western-showdown-v1": {"greedy": "saloon.sdk.house.western_showdown:GreedyBot"} | _SEARCH
+}
