@@ -143,6 +143,10 @@ class BotService:
             reply = session.handle(message)
             if reply is not None:
                 yield reply
+            elif message.WhichOneof("message") == "end":
+                # The match is over: end the stream now, so a warm referee connection need
+                # not wait for (or send) a half-close.
+                return
 
 
 def bot_handler(service: BotService) -> grpc.GenericRpcHandler:
