@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 
 #: Bytes of a bot's stderr kept per process; the rest is counted and dropped.
 STDERR_CAP_BYTES = 64 * 1024
-#: Time a bot process gets to exit after SIGTERM before SIGKILL.
-TERM_GRACE_S = 0.5
+#: Time the referee waits for a killed bot process to be reaped (it is at once, normally).
+KILL_WAIT_S = 2.0
 #: Time the stderr reader gets, after the kill, to read what is left before it is closed.
 DRAIN_GRACE_S = 0.2
 #: How often the stderr reader checks whether it should stop.
@@ -255,21 +255,20 @@ class BotProcess:
         return None if self.proc is None else self.proc.poll()
 
     def kill(self) -> None:
-        """SIGTERM the process group, SIGKILL what is left after a grace; idempotent.
+        """SIGKILL the process group (and so its PID namespace); idempotent.
 
-        Never waits on what a bot's descendants hold open: the stderr reader gets a short,
-        bounded grace to read what is left, then the pipe is closed.
+        No SIGTERM grace: the seat has told the bot the match is over and waited for its
+        stream to end, and the runtime keeps nothing. Never waits on what a bot's
+        descendants hold open: the stderr reader gets a short, bounded grace to read what
+        is left, then the pipe is closed.
         """
         proc = self.proc
         if proc is not None:
-            pgid = proc.pid  # start_new_session: the group id is the pid we started
-            if proc.poll() is None:
-                _signal_group(pgid, signal.SIGTERM)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(TERM_GRACE_S)
-            _signal_group(pgid, signal.SIGKILL)
+            # start_new_session: the group id is the pid we started. In a PID namespace
+            # its death (--kill-child) takes the runtime and every descendant with it.
+            _signal_group(proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(TERM_GRACE_S)
+                proc.wait(KILL_WAIT_S)
             if self._drain is not None:
                 self._drain.join(DRAIN_GRACE_S)
                 self._stop_drain.set()

@@ -27,9 +27,9 @@ SDK runtime ends its stream after the match end, so finishing does not wait on t
 connection belongs to the thread that opened it: use it, its seats, and close it there
 (:class:`ConnectionThreadError` otherwise); run concurrent matches in separate threads
 with a connection each, or in separate processes. ``GrpcSeat(target, bot_id)`` still
-opens (and closes) a connection of its own. Subclasses (a process, a container) override :meth:`GrpcSeat.launch`,
-:meth:`GrpcSeat._check_alive` (raise a CRASH when the runtime is known to be gone) and
-:meth:`Seat.diagnostics`.
+opens (and closes) a connection of its own. Subclasses (a process, a container) override
+:meth:`GrpcSeat.launch`, :meth:`GrpcSeat._check_alive` (raise a CRASH when the runtime is
+known to be gone) and :meth:`Seat.diagnostics`.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ import orjson
 from google.protobuf.message import DecodeError
 
 from saloon.referee.botprocess import BotProcess
+from saloon.referee.errors import ConnectionThreadError
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
 from saloon.referee.seats import DecisionRequest, EndInfo, Seat, StartInfo
@@ -90,6 +91,8 @@ _CHANNEL_OPTIONS = [
     ("grpc.use_local_subchannel_pool", 1),
 ]
 _END_OF_STREAM = object()
+#: What writing to a stream that has ended raises.
+_STREAM_GONE = (grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError)
 _T = TypeVar("_T")
 
 
@@ -175,10 +178,6 @@ class BotConnection:
         self.run(self.channel.close())
 
 
-class ConnectionThreadError(RuntimeError):
-    """A connection (or one of its seats) used from another thread than its own."""
-
-
 # -- a seat over gRPC ---------------------------------------------------------------------
 class GrpcSeat(Seat):
     """A bot served by a runtime at a gRPC target (``unix:PATH`` or ``HOST:PORT``).
@@ -195,7 +194,6 @@ class GrpcSeat(Seat):
         self.connection = connection
         self._owns_connection = connection is None
         self._call: grpc.aio.StreamStreamCall | None = None
-        self._outbox: asyncio.Queue[bytes | None] | None = None
         #: The bot's messages not read yet, and the reader's wake-up of a waiting call.
         self._inbox: collections.deque[Any] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
@@ -224,8 +222,7 @@ class GrpcSeat(Seat):
             bank_ms=info.bank_ms,
             start_ms=info.start_ms,
         )
-        self._send(bot_pb2.ToBot(start=start).SerializeToString())
-        message = self._receive_start(deadline)
+        message = self._receive_start(deadline, bot_pb2.ToBot(start=start).SerializeToString())
         which = message.WhichOneof("message")
         if which == "error":
             raise SeatFault(_error_kind(message.error), message.error.detail)
@@ -252,9 +249,10 @@ class GrpcSeat(Seat):
             )
         ).SerializeToString()
         deadline = time.monotonic() + (request.decision_ms + request.bank_ms) / 1000
-        self._send(payload)
+        send: bytes | None = payload
         while True:
-            message = self._receive(deadline, f"decision {index}")
+            message = self._receive(deadline, f"decision {index}", send)
+            send = None
             which = message.WhichOneof("message")
             if which == "decision":
                 if message.decision.index == index:
@@ -278,16 +276,12 @@ class GrpcSeat(Seat):
         if self._finished:
             return
         self._finished = True
-        end = bot_pb2.MatchEnd(scores=info.scores, ranks=info.ranks)
-        self._send(bot_pb2.ToBot(end=end).SerializeToString())
-        self._send(None)  # half-close (the SDK runtime ends its stream after the end anyway)
-        if self._owns_connection and self._reader is not None:
-            # The runtime goes away with this seat: give the bot its on_match_end first.
-            connection.run(_settle(self._reader, END_GRACE_S))
-        else:
-            # A warm runtime stays: one loop step starts the write of the match end (the
-            # runtime then ends the stream); the connection's next use sees it done.
-            connection.run(asyncio.sleep(0))
+        end = bot_pb2.ToBot(end=bot_pb2.MatchEnd(scores=info.scores, ranks=info.ranks))
+        # A runtime that goes away with this seat gets time for its on_match_end; a warm
+        # one only needs the write of the match end started (the SDK runtime then ends
+        # the stream; the connection's next use sees it done).
+        wait_s = END_GRACE_S if self._owns_connection else 0.0
+        connection.run(self._end(end.SerializeToString(), wait_s))
 
     def close(self) -> None:
         if self._closed:
@@ -324,27 +318,49 @@ class GrpcSeat(Seat):
         play = channel.stream_stream(PLAY_METHOD)
         call = play(wait_for_ready=True)
         self._call = call
-        self._outbox = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-        self._reader = loop.create_task(self._read(call))
-        self._writer = loop.create_task(self._write(call, self._outbox))
+        self._reader = asyncio.get_running_loop().create_task(self._read(call))
 
-    def _send(self, item: bytes | None) -> None:
-        """Queue a message (None: the half-close) for the stream's writer."""
-        if self._outbox is not None:
-            # Same thread as the loop, which is not running: no thread-safe call needed.
-            self._outbox.put_nowait(item)
+    async def _exchange(self, send: bytes | None, timeout_s: float) -> Any:
+        """Write ``send`` (if any), then the bot's next message (None: none in time).
 
-    async def _write(
-        self, call: grpc.aio.StreamStreamCall, outbox: asyncio.Queue[bytes | None]
-    ) -> None:
-        """The stream's writer: messages in order, then the half-close."""
-        try:
-            while (item := await outbox.get()) is not None:
-                await call.write(item)
-            await call.done_writing()
-        except (grpc.RpcError, asyncio.InvalidStateError):
-            return  # the stream is gone; the reader says why
+        The write is inline (no writer task: one wake-up less per decision); it only
+        blocks when the bot reads nothing, and then the clock cancels it (and so the call).
+        """
+        call = self._call
+        if send is not None and call is not None:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            task = asyncio.current_task()
+            timer = loop.call_later(timeout_s, task.cancel) if task is not None else None
+            try:
+                if self._writer is not None and not self._writer.done():
+                    await self._writer  # never two writes at once on a stream
+                await call.write(send)
+            except asyncio.CancelledError:
+                return None
+            except _STREAM_GONE:
+                pass  # the reader says why
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            timeout_s -= loop.time() - started
+        return await self._next(max(0.0, timeout_s))
+
+    async def _begin(self, start: bytes) -> None:
+        """Start writing the match start (a task: nothing waits for it here)."""
+        if self._call is not None:
+            self._writer = asyncio.get_running_loop().create_task(_write(self._call, start))
+
+    async def _end(self, end: bytes, wait_s: float) -> None:
+        """Start writing the match end and the half-close; wait ``wait_s`` for the end."""
+        call = self._call
+        if call is None:
+            return
+        self._writer = asyncio.get_running_loop().create_task(_write_end(call, end))
+        if wait_s > 0 and self._reader is not None:
+            await asyncio.wait([self._reader], timeout=wait_s)
+        else:
+            await asyncio.sleep(0)
 
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
         """The stream's reader: bot messages into the inbox, then why the stream ended."""
@@ -409,11 +425,13 @@ class GrpcSeat(Seat):
         """The fault when no Ready came in time (a process seat can say more)."""
         return SeatFault(FaultKind.TIMEOUT, "not ready within the start time")
 
-    def _receive(self, deadline: float, what: str) -> bot_pb2.FromBot:
-        """The bot's next message; SeatFault on timeout, a broken stream or garbage."""
+    def _receive(self, deadline: float, what: str, send: bytes | None = None) -> bot_pb2.FromBot:
+        """Send ``send`` (if any), then the bot's next message; SeatFault on timeout, a
+        broken stream or garbage."""
         raw = None
         if self.connection is not None:
-            raw = self.connection.run(self._next(max(0.0, deadline - time.monotonic())))
+            timeout_s = max(0.0, deadline - time.monotonic())
+            raw = self.connection.run(self._exchange(send, timeout_s))
         if raw is None:
             raise SeatFault(FaultKind.TIMEOUT, f"no answer to {what} in time")
         if raw is _END_OF_STREAM:
@@ -427,8 +445,12 @@ class GrpcSeat(Seat):
                 FaultKind.INVALID, f"malformed message ({len(raw)} bytes) for {what}"
             ) from None
 
-    def _receive_start(self, deadline: float) -> bot_pb2.FromBot:
-        """The answer to the match start, checking on the bot while waiting."""
+    def _receive_start(self, deadline: float, start: bytes) -> bot_pb2.FromBot:
+        """Send the match start and wait for its answer, checking on the bot meanwhile."""
+        if self.connection is not None:
+            # Written by a task of its own: the stream may still be connecting, and the
+            # short waits below must not cancel it.
+            self.connection.run(self._begin(start))
         while True:
             self._check_alive()
             step = min(deadline, time.monotonic() + START_POLL_S)
@@ -449,9 +471,21 @@ def _expire(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
-async def _settle(task: asyncio.Task[None], timeout_s: float) -> None:
-    """Wait up to ``timeout_s`` for ``task`` to end (never cancelling it)."""
-    await asyncio.wait([task], timeout=timeout_s)
+async def _write(call: grpc.aio.StreamStreamCall, message: bytes) -> None:
+    """Write one message."""
+    try:
+        await call.write(message)
+    except _STREAM_GONE:
+        return  # the stream is gone; the reader says why
+
+
+async def _write_end(call: grpc.aio.StreamStreamCall, end: bytes) -> None:
+    """Write the match end, then half-close."""
+    try:
+        await call.write(end)
+        await call.done_writing()
+    except _STREAM_GONE:
+        return  # the stream is gone; the reader says why
 
 
 def _accepts(path: Path) -> bool:
