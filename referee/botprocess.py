@@ -175,10 +175,6 @@ class BotProcess:
     ) -> None:
         """``command`` replaces the default runtime argv; ``{socket}`` is the socket path."""
         self.bot = bot
-        if command is None:
-            where = os.path.abspath(bot) if os.path.exists(bot) else bot
-            command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
-        self.command = command
         self.limits = limits
         self.containment = containment()
         #: The uid the bot runs as when the referee is root (None: the referee's own).
@@ -187,12 +183,33 @@ class BotProcess:
             self.uid = SANDBOX_UID_BASE + (os.getpid() * 64 + next(_uids)) % SANDBOX_UID_SPAN
         self.stderr = CappedBuffer()
         self._dir = Path(tempfile.mkdtemp(prefix="saloon-bot-"))
+        if command is None:
+            where = self._place(bot) if os.path.exists(bot) else bot
+            command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
+        self.command = command
         if self.uid is not None:
-            os.chown(self._dir, self.uid, self.uid)
+            _chown_tree(self._dir, self.uid)
         self.socket_path = self._dir / SOCKET_NAME
         self.proc: subprocess.Popen[bytes] | None = None
         self._drain: threading.Thread | None = None
         self._stop_drain = threading.Event()
+
+    def _place(self, bot: str) -> str:
+        """The bot's path for the runtime: under another uid, a copy of the bot's own.
+
+        The bot's uid may not read where its file lives (a root-only home), and should
+        not change it. Symlinks are copied as links, never followed (as root).
+        """
+        source = Path(bot).resolve()
+        if self.uid is None:
+            return str(source)
+        target = self._dir / "bot" / source.name
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True)
+        else:
+            target.parent.mkdir()
+            shutil.copy2(source, target, follow_symlinks=False)
+        return str(target)
 
     def argv(self) -> list[str]:
         """The whole command line: limits, containment, user, then the runtime."""
@@ -281,6 +298,14 @@ class BotProcess:
         """The end of what the bot wrote to stderr so far, on one line."""
         text = self.stderr.text().strip().replace("\n", " | ")
         return text[-limit:]
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    """Give ``root`` and everything under it (links themselves, not targets) to ``uid``."""
+    os.lchown(root, uid, uid)
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.lchown(os.path.join(folder, name), uid, uid)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
