@@ -204,6 +204,8 @@ class GrpcSeat(Seat):
         #: The bot's messages not read yet, and the reader's wake-up of a waiting call.
         self._inbox: collections.deque[Any] = collections.deque()
         self._waiting = False
+        #: The match start, written as soon as the stream is open.
+        self._first: bytes | None = None
         self._reader: asyncio.Task[None] | None = None
         self._writer: asyncio.Task[None] | None = None
         #: Why the stream ended, once it has (a fault to report on the next request).
@@ -215,8 +217,6 @@ class GrpcSeat(Seat):
     # -- the seat interface -------------------------------------------------------------
     def start(self, info: StartInfo) -> None:
         deadline = time.monotonic() + info.start_ms / 1000
-        self.launch()
-        self._connect(deadline)
         start = bot_pb2.MatchStart(
             protocol_version=PROTOCOL_VERSION,
             match_id=info.match_id,
@@ -229,7 +229,11 @@ class GrpcSeat(Seat):
             bank_ms=info.bank_ms,
             start_ms=info.start_ms,
         )
-        message = self._receive_start(deadline, bot_pb2.ToBot(start=start).SerializeToString())
+        # Written as soon as the stream opens, in the same run of the loop.
+        self._first = bot_pb2.ToBot(start=start).SerializeToString()
+        self.launch()
+        self._connect(deadline)
+        message = self._receive_start(deadline)
         which = message.WhichOneof("message")
         if which == "error":
             raise SeatFault(_error_kind(message.error), message.error.detail)
@@ -325,7 +329,13 @@ class GrpcSeat(Seat):
         play = channel.stream_stream(PLAY_METHOD)
         call = play(wait_for_ready=True)
         self._call = call
-        self._reader = asyncio.get_running_loop().create_task(self._read(call))
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read(call))
+        if self._first is not None:
+            # A task of its own: the stream may still be connecting, and the short waits
+            # for the answer must not cancel the write.
+            self._writer = loop.create_task(_write(call, self._first))
+            self._first = None
 
     def _exchange(self, send: bytes | None, timeout_s: float) -> Any:
         """Write ``send`` (if any), then the bot's next message (None: none in time).
@@ -353,11 +363,6 @@ class GrpcSeat(Seat):
                 self._waiting = False
                 timer.cancel()
         return self._inbox.popleft() if self._inbox else None
-
-    async def _begin(self, start: bytes) -> None:
-        """Start writing the match start (a task: nothing waits for it here)."""
-        if self._call is not None:
-            self._writer = asyncio.get_running_loop().create_task(_write(self._call, start))
 
     async def _end(self, end: bytes, wait_s: float) -> None:
         """Start writing the match end and the half-close; wait ``wait_s`` for the end."""
@@ -437,12 +442,8 @@ class GrpcSeat(Seat):
                 FaultKind.INVALID, f"malformed message ({len(raw)} bytes) for {what}"
             ) from None
 
-    def _receive_start(self, deadline: float, start: bytes) -> bot_pb2.FromBot:
-        """Send the match start and wait for its answer, checking on the bot meanwhile."""
-        if self.connection is not None:
-            # Written by a task of its own: the stream may still be connecting, and the
-            # short waits below must not cancel it.
-            self.connection.run(self._begin(start))
+    def _receive_start(self, deadline: float) -> bot_pb2.FromBot:
+        """The answer to the match start, checking on the bot while waiting."""
         while True:
             self._check_alive()
             step = min(deadline, time.monotonic() + START_POLL_S)
