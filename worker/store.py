@@ -101,6 +101,16 @@ class Store:
         self._config = config
         self._pid = os.getpid()
         self._postgres = engine.dialect.name == "postgresql"
+        # Built once: record_result is the hot path, and building a statement per call
+        # costs more than running it.
+        self._insert_result = self._insert_ignore(t.results, ["match_id"]).returning(
+            t.results.c.match_id
+        )
+        self._mark_done = (
+            t.scheduled_matches.update()
+            .where(t.scheduled_matches.c.match_id == sa.bindparam("b_match_id"))
+            .values(status=sa.bindparam("b_status"), updated_at=sa.bindparam("b_at"))
+        )
 
     # -- opening -----------------------------------------------------------------------
 
@@ -460,7 +470,10 @@ class Store:
             raise InvalidRecord(
                 f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
             ) from None
-        raw = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        try:
+            raw = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise InvalidRecord(f"match {match_id}: the record is not plain JSON: {exc}") from None
         blob = zlib.compress(raw, self._config.compress_level)
         faults_per_seat: dict[int, int] = {}
         for fault in parsed.faults:
@@ -493,22 +506,25 @@ class Store:
             self._stderr_row(match_id, seat, text) for seat, text in sorted(stderr.items()) if text
         ]
         now = _now()
+        result_row = {
+            "match_id": match_id,
+            "game": parsed.game,
+            "options": dict(parsed.options),
+            "seed": str(parsed.seed),
+            "outcome": outcome.value,
+            "abort_reason": str(record.get("abort_reason") or ""),
+            "saloon_version": parsed.saloon_version,
+            "finished_at": now,
+        }
+        blob_row = {
+            "match_id": match_id,
+            "encoding": RECORD_ENCODING,
+            "raw_bytes": len(raw),
+            "data": blob,
+        }
         with self._write(f"record result of {match_id}") as conn:
-            written = conn.execute(
-                self._insert_ignore(t.results, ["match_id"])
-                .returning(t.results.c.match_id)
-                .values(
-                    match_id=match_id,
-                    game=parsed.game,
-                    options=_as_json(dict(parsed.options), "options"),
-                    seed=str(parsed.seed),
-                    outcome=outcome.value,
-                    abort_reason=str(record.get("abort_reason") or ""),
-                    saloon_version=parsed.saloon_version,
-                    finished_at=now,
-                )
-            ).scalar_one_or_none()
             # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
+            written = conn.execute(self._insert_result, result_row).scalar_one_or_none()
             if written is None:
                 log.info("store: %s already recorded; this copy is dropped", match_id)
                 return False
@@ -516,17 +532,12 @@ class Store:
                 conn.execute(t.result_seats.insert(), seats)
             if fault_rows:
                 conn.execute(t.faults.insert(), fault_rows)
-            conn.execute(
-                t.match_records.insert().values(
-                    match_id=match_id, encoding=RECORD_ENCODING, raw_bytes=len(raw), data=blob
-                )
-            )
+            conn.execute(t.match_records.insert(), blob_row)
             if stderr_rows:
                 conn.execute(t.seat_stderr.insert(), stderr_rows)
             conn.execute(
-                t.scheduled_matches.update()
-                .where(t.scheduled_matches.c.match_id == match_id)
-                .values(status=MatchStatus.DONE.value, updated_at=now)
+                self._mark_done,
+                {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
             )
         return True
 

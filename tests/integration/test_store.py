@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from saloon.worker.store import (
 )
 from saloon.worker.store_config import StoreConfig
 from saloon.worker.store_engine import current_revision, head_revision
-from saloon.worker.store_schema import metadata
+from saloon.worker.store_schema import SCHEMA_REVISION, metadata, result_seats
 from tests.databases import postgres_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,8 +112,9 @@ def schedule(season: str, n: int) -> list[ScheduledMatch]:
 
 
 def test_open_migrates_to_head_and_the_tables_match_the_schema_module(store: Store) -> None:
-    assert current_revision(store.engine) == head_revision()
+    assert head_revision() == SCHEMA_REVISION
     with store.engine.connect() as conn:
+        assert current_revision(conn) == SCHEMA_REVISION
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diff == []
 
@@ -338,34 +338,44 @@ def test_unknown_matches_read_as_nothing(store: Store) -> None:
 RACER = textwrap.dedent(
     """
     import json, os, sys, time
-    from saloon.worker.store import Store
+    from saloon.worker.store import ScheduledMatch, Store
     url, go, ids = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     records = json.loads(sys.stdin.read())
-    store = Store.open(url)
     print("ready", flush=True)
     while not os.path.exists(go):
         time.sleep(0.001)
+    store = Store.open(url)  # both migrate a fresh database at once
+    schedule = [ScheduledMatch(m, i, {}) for i, m in enumerate(sorted(ids))]
+    created = store.create_season("race", {"game": "g"}, schedule)
     wrote = [store.record_result(m, records[m], {0: "from " + str(os.getpid())}) for m in ids]
-    print(json.dumps(wrote), flush=True)
+    print(json.dumps({"created": created, "wrote": wrote}), flush=True)
     store.close()
     """
 )
 
 
-def test_two_processes_racing_on_the_same_matches_record_each_once(
-    store: Store, store_url: str, tmp_path: Path
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database, never migrated."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/fresh.db"
+    else:
+        with postgres_schema("race") as url:
+            yield url
+
+
+def test_two_processes_racing_on_a_fresh_store_migrate_create_and_record_once(
+    fresh_url: str, tmp_path: Path
 ) -> None:
-    ids = [f"race-{i}" for i in range(20)]
-    store.create_season(
-        "race", {"game": "g"}, [ScheduledMatch(m, i, {}) for i, m in enumerate(ids)]
-    )
+    ids = [f"race-{i:02d}" for i in range(20)]
     faulty = (Fault(0, FaultKind.INVALID, 2, "answer 9 of 3"),)
     records = {m: record(m, faults=faulty) for m in ids}
     go = tmp_path / "go"
+    # Opposite orders: the two meet in the middle, each match contested at some point.
     orders = [ids, list(reversed(ids))]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", RACER, store_url, str(go), json.dumps(order)],
+            [sys.executable, "-c", RACER, fresh_url, str(go), json.dumps(order)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -373,37 +383,46 @@ def test_two_processes_racing_on_the_same_matches_record_each_once(
         )
         for order in orders
     ]
-    for proc in procs:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(records))
-        proc.stdin.close()
-        assert proc.stdout.readline().strip() == "ready"
-    go.touch()
-    wrote: dict[str, int] = {m: 0 for m in ids}
-    for proc, order in zip(procs, orders, strict=True):
-        assert proc.stdout is not None
-        out = proc.stdout.read()
-        assert proc.wait(timeout=60) == 0
-        for match_id, flag in zip(order, json.loads(out), strict=True):
+    try:
+        for proc in procs:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(records))
+            proc.stdin.close()
+            assert proc.stdout.readline().strip() == "ready"
+        go.touch()
+        outputs = []
+        for proc in procs:
+            assert proc.stdout is not None
+            outputs.append(json.loads(proc.stdout.read()))
+            assert proc.wait(timeout=60) == 0
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert sorted(out["created"] for out in outputs) == [False, True]
+    wrote = {m: 0 for m in ids}
+    for out, order in zip(outputs, orders, strict=True):
+        for match_id, flag in zip(order, out["wrote"], strict=True):
             wrote[match_id] += flag
     assert wrote == {m: 1 for m in ids}
-    assert [r.match_id for r in store.results(season_id="race")] == ids
-    assert all(len(store.faults(m)) == 1 for m in ids)
-    assert store.progress("race").done == len(ids)
+    with Store.open(fresh_url) as store:
+        assert [r.match_id for r in store.results(season_id="race")] == ids
+        assert all(len(store.faults(m)) == 1 for m in ids)
+        assert store.progress("race").done == len(ids)
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.select(sa.func.count()).select_from(result_seats)).scalar() == 40
 
 
 # -- connection loss (PostgreSQL) -----------------------------------------------------
 
-
-def _backend_pid(conn: sa.Connection) -> int:
-    return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+postgres_only = pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
 
 
+@postgres_only
 def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_once(
     store: Store, store_url: str
 ) -> None:
-    if store.backend != "postgresql":
-        pytest.skip("a server-side disconnect is a PostgreSQL matter")
     admin = sa.create_engine(store_url)
     killed: list[int] = []
 
@@ -428,21 +447,19 @@ def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_o
     assert len(store.results()) == 1
 
 
+@postgres_only
 def test_pooled_connections_killed_by_the_server_are_replaced_before_use(
     store: Store, store_url: str
 ) -> None:
-    if store.backend != "postgresql":
-        pytest.skip("a server-side disconnect is a PostgreSQL matter")
     with store.engine.connect() as conn:
-        pid = _backend_pid(conn)
+        pid = int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
     admin = sa.create_engine(store_url)
     try:
         with admin.begin() as other:
             other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
     finally:
         admin.dispose()
-    time.sleep(0.05)
-    assert store.record_result("after-restart", record("after-restart"), {}) is True
+    assert store.record_result("after-kill", record("after-kill"), {}) is True
 
 
 def test_an_unreachable_postgres_is_store_unavailable() -> None:
