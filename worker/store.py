@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -74,6 +75,12 @@ log = logging.getLogger(__name__)
 
 #: How a stored match record is encoded in match_records.data.
 RECORD_ENCODING = "zlib+json"
+
+# Built once: statement objects memoise their cache keys, so the hot path skips that work.
+_INSERT_SEATS = t.result_seats.insert()
+_INSERT_FAULTS = t.faults.insert()
+_INSERT_RECORD = t.match_records.insert()
+_INSERT_STDERR = t.seat_stderr.insert()
 
 
 def _now() -> datetime:
@@ -471,8 +478,8 @@ class Store:
                 f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
             ) from None
         try:
-            raw = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
-        except (TypeError, ValueError) as exc:
+            raw = orjson.dumps(record)
+        except TypeError as exc:
             raise InvalidRecord(f"match {match_id}: the record is not plain JSON: {exc}") from None
         blob = zlib.compress(raw, self._config.compress_level)
         faults_per_seat: dict[int, int] = {}
@@ -529,12 +536,12 @@ class Store:
                 log.info("store: %s already recorded; this copy is dropped", match_id)
                 return False
             if seats:
-                conn.execute(t.result_seats.insert(), seats)
+                conn.execute(_INSERT_SEATS, seats)
             if fault_rows:
-                conn.execute(t.faults.insert(), fault_rows)
-            conn.execute(t.match_records.insert(), blob_row)
+                conn.execute(_INSERT_FAULTS, fault_rows)
+            conn.execute(_INSERT_RECORD, blob_row)
             if stderr_rows:
-                conn.execute(t.seat_stderr.insert(), stderr_rows)
+                conn.execute(_INSERT_STDERR, stderr_rows)
             conn.execute(
                 self._mark_done,
                 {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
@@ -639,7 +646,7 @@ class Store:
             return None
         if row.encoding != RECORD_ENCODING:
             raise StoreError(f"match {match_id}: record encoding {row.encoding!r} unknown")
-        loaded: dict[str, Any] = json.loads(zlib.decompress(row.data))
+        loaded: dict[str, Any] = orjson.loads(zlib.decompress(row.data))
         return loaded
 
     def stderr(self, match_id: str, seat: int) -> str:
@@ -658,8 +665,14 @@ class Store:
 
 
 def _parse_record(match_id: str, record: dict[str, Any]) -> MatchRecord:
+    """The record's header, seats, faults, scores and ranks, checked; the log is only
+    checked to be a list (parsing ~240 entries would cost more than storing them)."""
+    if not isinstance(record, dict):
+        raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
+    if not isinstance(record.get("log"), list):
+        raise InvalidRecord(f"match {match_id}: the record has no 'log' list")
     try:
-        parsed = MatchRecord.from_json(record)
+        parsed = MatchRecord.from_json({**record, "log": []})
     except RecordError as exc:
         raise InvalidRecord(f"match {match_id}: {exc}") from None
     if parsed.match_id != match_id:

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
@@ -22,6 +23,14 @@ from saloon.worker.store_config import StoreConfig
 from saloon.worker.store_schema import SCHEMA_REVISION
 
 log = logging.getLogger(__name__)
+
+
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+#: JSON columns through orjson (a core dependency): ~10x the stdlib on the hot path.
+_JSON_CODEC: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": orjson.loads}
 
 #: Execution option a store connection carries when it is about to write.
 WRITE_OPTION = "saloon_store_write"
@@ -44,7 +53,9 @@ def create_engine(url: str, config: StoreConfig) -> sa.Engine:
     if backend == "postgresql":
         # pre_ping: a connection the server dropped (restart, failover) is replaced before
         # use instead of failing the next job.
-        return sa.create_engine(parsed, pool_pre_ping=True, pool_size=config.pool_size)
+        return sa.create_engine(
+            parsed, pool_pre_ping=True, pool_size=config.pool_size, **_JSON_CODEC
+        )
     raise StoreError(
         f"unsupported store URL {parsed.render_as_string(hide_password=True)}: "
         "use sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
@@ -59,7 +70,7 @@ def _sqlite_engine(url: sa.URL, config: StoreConfig) -> sa.Engine:
         kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
     elif url.database is not None:
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(url, **kwargs)
+    engine = sa.create_engine(url, **kwargs, **_JSON_CODEC)
     busy = int(config.busy_timeout_ms)
     synchronous = config.sqlite_synchronous.upper()  # checked against a fixed list
 

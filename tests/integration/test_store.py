@@ -286,7 +286,10 @@ def test_an_aborted_match_keeps_its_reason_and_has_no_scores(store: Store) -> No
     [
         (record("other"), "given for match"),
         (record("m", outcome="won"), "completed|aborted"),
-        ({"match_id": "m"}, "format"),
+        ({**record("m"), "format": "saloon.match/0"}, "format"),
+        ({"match_id": "m"}, "log"),
+        ({**record("m"), "seed": "seven"}, "seed"),
+        ({**record("m"), "options": {"x": {1, 2}}}, "not plain JSON"),
     ],
 )
 def test_a_bad_record_is_refused_and_nothing_written(
