@@ -7,6 +7,7 @@ module; every test starts from empty tables.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -468,3 +469,22 @@ def test_pooled_connections_killed_by_the_server_are_replaced_before_use(
 def test_an_unreachable_postgres_is_store_unavailable() -> None:
     with pytest.raises(StoreUnavailable, match="unavailable"):
         Store.open("postgresql+psycopg://postgres@127.0.0.1:1/test?connect_timeout=2")
+
+
+def test_a_forked_child_uses_fresh_connections_and_the_parent_keeps_its_own(
+    store: Store,
+) -> None:
+    # RQ's default worker forks a work-horse per job after the parent opened the store.
+    store.create_season("fork", {"game": "g"}, schedule("fork", 2))
+    pid = os.fork()
+    if pid == 0:  # the child: record one match, exit without running pytest's teardown
+        code = 1
+        try:
+            code = 0 if store.record_result("fork-0", record("fork-0"), {}) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.record_result("fork-1", record("fork-1"), {}) is True
+    assert store.record_result("fork-0", record("fork-0"), {}) is False
+    assert [r.match_id for r in store.results()] == ["fork-0", "fork-1"]
