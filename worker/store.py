@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -81,6 +81,8 @@ _INSERT_SEATS = t.result_seats.insert()
 _INSERT_FAULTS = t.faults.insert()
 _INSERT_RECORD = t.match_records.insert()
 _INSERT_STDERR = t.seat_stderr.insert()
+#: Match ids per IN (...) list: well under SQLite's bound-parameter limit.
+_CHUNK = 500
 
 
 def _now() -> datetime:
@@ -391,14 +393,20 @@ class Store:
         if done == 0:
             raise UnknownSeason(f"no season {season_id!r}")
 
-    def scheduled(self, season_id: str) -> list[ScheduledMatchRow]:
-        """The season's matches in schedule order, with status and attempts."""
+    def scheduled(
+        self, season_id: str, statuses: Iterable[MatchStatus] | None = None
+    ) -> list[ScheduledMatchRow]:
+        """The season's matches in schedule order, with status and attempts (only those in
+        ``statuses`` when given)."""
         query = (
             sa.select(t.scheduled_matches, t.seasons.c.season_id)
             .join(t.seasons, t.seasons.c.id == t.scheduled_matches.c.season_pk)
             .where(t.seasons.c.season_id == season_id)
             .order_by(t.scheduled_matches.c.idx)
         )
+        if statuses is not None:
+            wanted = [MatchStatus(x).value for x in statuses]
+            query = query.where(t.scheduled_matches.c.status.in_(wanted))
         with self._read("scheduled") as conn:
             self._season_pk(conn, season_id)
             rows = conn.execute(query).all()
@@ -417,26 +425,36 @@ class Store:
 
     def mark_match(self, match_id: str, status: MatchStatus, detail: str = "") -> None:
         """Set a scheduled match's status; RUNNING counts an attempt; DONE is never undone."""
+        self.mark_matches([match_id], status, detail)
+
+    def mark_matches(self, match_ids: Sequence[str], status: MatchStatus, detail: str = "") -> int:
+        """Set the status of many scheduled matches in one transaction (enqueueing a season);
+        returns how many changed (DONE ones never do). UnknownMatch, and nothing changed,
+        if any id is not scheduled."""
         status = MatchStatus(status)
+        ids = list(dict.fromkeys(match_ids))
         values: dict[str, Any] = {"status": status.value, "detail": detail, "updated_at": _now()}
         if status is MatchStatus.RUNNING:
             values["attempts"] = t.scheduled_matches.c.attempts + 1
-        with self._write("mark match") as conn:
-            changed = conn.execute(
-                t.scheduled_matches.update()
-                .where(t.scheduled_matches.c.match_id == match_id)
-                .where(t.scheduled_matches.c.status != MatchStatus.DONE.value)
-                .values(**values)
-            ).rowcount
-            if changed == 0 and (
-                conn.execute(
-                    sa.select(t.scheduled_matches.c.match_id).where(
-                        t.scheduled_matches.c.match_id == match_id
+        column = t.scheduled_matches.c.match_id
+        changed = 0
+        with self._write("mark matches") as conn:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                found = set(conn.execute(sa.select(column).where(column.in_(chunk))).scalars())
+                missing = [m for m in chunk if m not in found]
+                if missing:
+                    raise UnknownMatch(
+                        f"no scheduled match {missing[0]!r}"
+                        + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                     )
-                ).first()
-                is None
-            ):
-                raise UnknownMatch(f"no scheduled match {match_id!r}")
+                changed += conn.execute(
+                    t.scheduled_matches.update()
+                    .where(column.in_(chunk))
+                    .where(t.scheduled_matches.c.status != MatchStatus.DONE.value)
+                    .values(**values)
+                ).rowcount
+        return changed
 
     def progress(self, season_id: str) -> Progress:
         """How many of the season's matches are in each status."""

@@ -488,3 +488,19 @@ def test_a_forked_child_uses_fresh_connections_and_the_parent_keeps_its_own(
     assert store.record_result("fork-1", record("fork-1"), {}) is True
     assert store.record_result("fork-0", record("fork-0"), {}) is False
     assert [r.match_id for r in store.results()] == ["fork-0", "fork-1"]
+
+
+def test_mark_matches_moves_many_at_once_and_skips_done_ones(store: Store) -> None:
+    ids = [f"bulk-{i:04d}" for i in range(1200)]  # more than one IN (...) chunk
+    store.create_season(
+        "bulk", {"game": "g"}, [ScheduledMatch(m, i, {}) for i, m in enumerate(ids)]
+    )
+    store.record_result(ids[7], record(ids[7]), {})
+    assert store.mark_matches(ids, MatchStatus.QUEUED) == len(ids) - 1
+    assert store.progress("bulk").count(MatchStatus.QUEUED) == len(ids) - 1
+    queued = store.scheduled("bulk", [MatchStatus.QUEUED])
+    assert len(queued) == len(ids) - 1 and queued[0].match_id == ids[0]
+    assert [r.match_id for r in store.scheduled("bulk", [MatchStatus.DONE])] == [ids[7]]
+    with pytest.raises(UnknownMatch, match="nope"):
+        store.mark_matches([ids[0], "nope"], MatchStatus.CANCELLED)
+    assert store.progress("bulk").count(MatchStatus.CANCELLED) == 0  # nothing changed
