@@ -488,13 +488,16 @@ class Store:
         StoreUnavailable when the database is unreachable or drops the connection: nothing
         was written, so the job may simply retry.
         """
-        parsed = _parse_record(match_id, record)
+        if not isinstance(record, dict):
+            raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
         try:
+            # Checked before the record is parsed, so the message is the store's own.
             outcome = Outcome(record.get("outcome", Outcome.COMPLETED.value))
         except ValueError:
             raise InvalidRecord(
                 f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
             ) from None
+        parsed = _parse_record(match_id, record)
         try:
             raw = orjson.dumps(record)
         except TypeError as exc:
@@ -685,8 +688,6 @@ class Store:
 def _parse_record(match_id: str, record: dict[str, Any]) -> MatchRecord:
     """The record's header, seats, faults, scores and ranks, checked; the log is only
     checked to be a list (parsing ~240 entries would cost more than storing them)."""
-    if not isinstance(record, dict):
-        raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
     if not isinstance(record.get("log"), list):
         raise InvalidRecord(f"match {match_id}: the record has no 'log' list")
     try:

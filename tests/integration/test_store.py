@@ -274,11 +274,11 @@ def test_record_result_writes_once_and_keeps_everything(store: Store) -> None:
 
 
 def test_an_aborted_match_keeps_its_reason_and_has_no_scores(store: Store) -> None:
-    raw = record("local-1", scores=(), ranks=(), outcome="aborted", abort_reason="wall clock")
+    raw = record("local-1", scores=(), ranks=(), outcome="aborted", abort_reason="wall_clock")
     assert store.record_result("local-1", raw, {}) is True
     result = store.result("local-1")
     assert result is not None
-    assert (result.outcome, result.abort_reason) == (Outcome.ABORTED, "wall clock")
+    assert (result.outcome, result.abort_reason) == (Outcome.ABORTED, "wall_clock")
     assert (result.scores, result.ranks, result.season_id) == ((), (), None)
 
 
