@@ -7,6 +7,7 @@ faults, two seats' stderr) is recorded under ``--matches`` match ids of one seas
 backend, then read back. Per backend, in the same run:
 
 * the floor: one single-row INSERT + COMMIT (the backend's own commit cost, fsync included);
+* ``create_season`` of the whole schedule (one transaction);
 * ``record_result`` per match (median, p90), the first write of each match id;
 * ``record_result`` of a duplicate (the retried job's path: nothing written);
 * ``results(season_id=...)`` of all the matches (median of ``--reads``), per result;
@@ -106,9 +107,9 @@ def measure(
     with Store.open(url, config=config) as store:
         floor = commit_floor(store, min(n, 100))
         ids = [f"bench-{i:05d}" for i in range(n)]
-        store.create_season(
-            "bench", {"game": record["game"]}, [ScheduledMatch(m, i, {}) for i, m in enumerate(ids)]
-        )
+        seats = ["house:random"] * 4
+        schedule = [ScheduledMatch(m, i, {"seed": i, "seats": seats}) for i, m in enumerate(ids)]
+        create = timed(lambda: store.create_season("bench", {"game": record["game"]}, schedule))
         writes = []
         for match_id in ids:
             copy = dict(record, match_id=match_id)
@@ -124,6 +125,7 @@ def measure(
             stored = conn.execute(sa.text("SELECT sum(length(data)) FROM match_records")).scalar()
     return {
         "floor": statistics.median(floor),
+        "create": create,
         "write": statistics.median(writes),
         "write_p90": statistics.quantiles(writes, n=10)[-1],
         "dup": statistics.median(dups),
@@ -169,6 +171,7 @@ def main() -> None:
     for column in (
         "backend",
         "commit floor",
+        "create_season",
         "record_result median",
         "p90",
         "x floor",
@@ -181,11 +184,12 @@ def main() -> None:
         table.add_column(column, justify="left" if column == "backend" else "right")
     for name, m in rows:
         if m is None:
-            table.add_row(name, *["-"] * 9)
+            table.add_row(name, *["-"] * 10)
             continue
         table.add_row(
             name,
             f"{m['floor'] * 1e3:.2f} ms",
+            f"{m['create'] * 1e3:.0f} ms",
             f"{m['write'] * 1e3:.2f} ms",
             f"{m['write_p90'] * 1e3:.2f} ms",
             f"{m['write'] / m['floor']:.1f}x",
