@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -504,3 +505,31 @@ def test_mark_matches_moves_many_at_once_and_skips_done_ones(store: Store) -> No
     with pytest.raises(UnknownMatch, match="nope"):
         store.mark_matches([ids[0], "nope"], MatchStatus.CANCELLED)
     assert store.progress("bulk").count(MatchStatus.CANCELLED) == 0  # nothing changed
+
+
+def test_versions_added_at_once_from_many_threads_get_distinct_numbers(store: Store) -> None:
+    store.add_bot("alpha", "alice")
+
+    def add(worker: int) -> None:
+        for i in range(4):
+            store.add_version("alpha", f"w{worker}-{i}")
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(add, range(6)))
+    assert sorted(v.seq for v in store.versions("alpha")) == list(range(1, 25))
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_sqlite_store_locked_past_the_busy_timeout_is_unavailable_not_broken(
+    store: Store, store_url: str
+) -> None:
+    impatient = Store.open(store_url, config=StoreConfig(busy_timeout_ms=50))
+    try:
+        with store.engine.connect() as holder:
+            holder.execution_options(saloon_store_write=True)
+            # BEGIN IMMEDIATE: the holder keeps the write lock while the other tries.
+            with holder.begin(), pytest.raises(StoreUnavailable, match="locked"):
+                impatient.record_result("m", record("m"), {})
+        assert impatient.record_result("m", record("m"), {}) is True
+    finally:
+        impatient.close()
