@@ -533,3 +533,26 @@ def test_a_sqlite_store_locked_past_the_busy_timeout_is_unavailable_not_broken(
         assert impatient.record_result("m", record("m"), {}) is True
     finally:
         impatient.close()
+
+
+def test_the_migrations_go_down_to_nothing_and_up_again(fresh_url: str) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    from saloon.worker.store_engine import migrations_dir
+
+    Store.open(fresh_url).close()
+    engine = sa.create_engine(fresh_url)
+    try:
+        with engine.begin() as conn:
+            cfg = Config()
+            cfg.set_main_option("script_location", str(migrations_dir()))
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "base")
+        with engine.connect() as conn:
+            assert current_revision(conn) is None
+            assert not sa.inspect(conn).has_table("results")
+    finally:
+        engine.dispose()
+    with Store.open(fresh_url) as store:
+        assert store.create_season("s", {"game": "g"}, schedule("s", 1)) is True
