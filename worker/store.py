@@ -605,13 +605,15 @@ class Store:
             return []
         ids = self._results_query(where).with_only_columns(t.results.c.match_id)
         seats: dict[str, list[SeatResult]] = {}
-        for s in conn.execute(
-            sa.select(t.result_seats)
-            .where(t.result_seats.c.match_id.in_(ids.scalar_subquery()))
-            .order_by(t.result_seats.c.match_id, t.result_seats.c.seat)
-        ):
-            seats.setdefault(s.match_id, []).append(
-                SeatResult(s.seat, s.bot, s.version, s.score, s.rank, bool(s.played_out), s.faults)
+        c = t.result_seats.c
+        # Plain tuples, fetched at once: a ratings fold reads every result of a game.
+        for match_id, seat, bot, version, score, rank, played_out, faults in conn.execute(
+            sa.select(c.match_id, c.seat, c.bot, c.version, c.score, c.rank, c.played_out, c.faults)
+            .where(c.match_id.in_(ids.scalar_subquery()))
+            .order_by(c.match_id, c.seat)
+        ).all():
+            seats.setdefault(match_id, []).append(
+                SeatResult(seat, bot, version, score, rank, bool(played_out), faults)
             )
         return [
             ResultRow(
