@@ -204,6 +204,7 @@ class GrpcSeat(Seat):
         #: The bot's messages not read yet, and the reader's wake-up of a waiting call.
         self._inbox: collections.deque[Any] = collections.deque()
         self._waiting = False
+        self._opening: asyncio.Task[None] | None = None
         #: The match start, written as soon as the stream is open.
         self._first: bytes | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -301,6 +302,9 @@ class GrpcSeat(Seat):
         connection = self.connection
         if connection is None or connection.closed:
             return
+        opening = self._opening
+        if opening is not None and not opening.done():
+            opening.cancel()  # the match ended before the stream was even opened
         call = self._call
         ended = self._finished and self._broken is None
         if call is not None and not call.done():
@@ -323,7 +327,10 @@ class GrpcSeat(Seat):
         """Open the match stream (on a connection of this seat's own unless given one)."""
         if self.connection is None:
             self.connection = BotConnection(self.target)
-        self.connection.run(self._open_stream(self.connection.channel))
+        connection = self.connection
+        connection.check_thread()
+        # Opened by the first run of the loop (the wait for Ready), not a run of its own.
+        self._opening = connection.loop.create_task(self._open_stream(connection.channel))
 
     async def _open_stream(self, channel: grpc.aio.Channel) -> None:
         play = channel.stream_stream(PLAY_METHOD)
