@@ -28,7 +28,9 @@ def search_bot(iterations: int) -> Bot:
     return Uncapped()
 
 
-def play(game: str, bots: list[Bot], seed: int, options: dict[str, str] | None = None) -> MatchRecord:
+def play(
+    game: str, bots: list[Bot], seed: int, options: dict[str, str] | None = None
+) -> MatchRecord:
     seats: list[Seat] = [InProcessSeat(bot, f"seat{i}") for i, bot in enumerate(bots)]
     return Match(get_game(game), seats, seed, options).run()
 

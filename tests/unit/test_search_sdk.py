@@ -135,3 +135,17 @@ def test_every_game_searches(game: str, players: int) -> None:
     )
     assert 0 <= result.index < len(decision.legal)
     assert result.iterations == 20
+
+
+def test_every_game_registers_search_and_its_grades() -> None:
+    from saloon.referee.games import game_ids
+    from saloon.sdk.house import house_bot_class, house_bot_names
+    from saloon.sdk.house.search import GRADES
+
+    for game in game_ids():
+        if get_game(game).from_observation is None:
+            continue
+        names = set(house_bot_names(game))
+        assert {"search", *(f"search-{n}" for n in GRADES)} <= names
+        budgets = [house_bot_class(game, f"search-{n}").BUDGET.iterations for n in GRADES]  # type: ignore[attr-defined]
+        assert budgets == list(GRADES)
