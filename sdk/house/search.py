@@ -1,7 +1,9 @@
 """``house:search`` and its graded variants ``house:search-N``: information-set search
-(:mod:`saloon.sdk.search`) with N iterations per decision, plus what a bot author would
-add per game: a playout policy and an evaluation read off the engine state. Larger N
-plays stronger (tests/unit/test_search_bots.py)."""
+(:mod:`saloon.sdk.search`) with N iterations per decision (200 for ``house:search``), each
+capped at 200 ms and a quarter of the decision clock, plus what a bot author would add
+per game: a playout policy and an evaluation read off the engine state (:data:`KNOWLEDGE`,
+by full game id). Measured strength: tests/unit/test_search_bots.py, bench/search.py.
+"""
 
 from __future__ import annotations
 
