@@ -5,11 +5,17 @@
   ``grpc:127.0.0.1:50051``), e.g. one started by hand under a debugger;
 * a path to a bot file (``.py``) or folder (with ``bot.py``): run as its own runtime
   process talking gRPC over a unix socket, the same path a container takes. The referee
-  never imports a bot's code itself.
+  never imports a bot's code itself;
+* ``KIND:PATH`` for a seat kind that a higher layer registers in the entry-point group
+  ``saloon.seats`` (``docker:mybot/`` runs the bot in the Docker sandbox, as the arena
+  does); the entry names a factory ``(path, game_id) -> Seat``. With ``sandbox=KIND``, a
+  bare path is taken as ``KIND:PATH`` (``process``, the default, is the local process).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from saloon.referee.errors import BotSpecError
@@ -21,11 +27,40 @@ from saloon.sdk.loader import bot_entry, bot_version
 
 HOUSE_PREFIX = "house:"
 GRPC_PREFIX = "grpc:"
+#: Entry-point group of the seat kinds higher layers add: ``KIND = "module:factory"``.
+SEAT_GROUP = "saloon.seats"
+#: The sandbox of a bare bot path unless told otherwise: the local process.
+PROCESS_SANDBOX = "process"
+SeatFactory = Callable[[str, str], Seat]
 
 
-def resolve_seat(spec: str, game_id: str) -> Seat:
+def seat_kinds() -> list[str]:
+    """The registered seat kinds (``docker`` when saloon.worker is installed)."""
+    return sorted(e.name for e in entry_points(group=SEAT_GROUP))
+
+
+def _registered(kind: str) -> SeatFactory | None:
+    for entry in entry_points(group=SEAT_GROUP):
+        if entry.name == kind:
+            factory: SeatFactory = entry.load()
+            return factory
+    return None
+
+
+def resolve_seat(spec: str, game_id: str, sandbox: str = PROCESS_SANDBOX) -> Seat:
     """A seat for ``spec`` (see the module docstring); BotSpecError when it names nothing."""
     from saloon.referee.remote import GrpcSeat, ProcessSeat
+
+    kind, sep, rest = spec.partition(":")
+    if sep and kind not in ("house", "grpc") and len(kind) > 1:
+        factory = _registered(kind)
+        if factory is not None:
+            return factory(rest, game_id)
+    if sandbox != PROCESS_SANDBOX and Path(spec).exists():
+        factory = _registered(sandbox)
+        if factory is None:
+            raise BotSpecError(f"unknown sandbox {sandbox!r} (is saloon.worker installed?)")
+        return factory(spec, game_id)
 
     if spec.startswith(HOUSE_PREFIX):
         name = spec[len(HOUSE_PREFIX) :]
@@ -49,5 +84,6 @@ def resolve_seat(spec: str, game_id: str) -> Seat:
         seat.bot_version = bot_version(spec)
         return seat
     raise BotSpecError(
-        f"seat {spec!r}: expected house:NAME, grpc:TARGET or a path to a bot file or folder"
+        f"seat {spec!r}: expected house:NAME, grpc:TARGET, a path to a bot file or folder, "
+        f"or KIND:PATH with a registered seat kind ({', '.join(seat_kinds()) or 'none'})"
     )

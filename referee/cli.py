@@ -98,7 +98,15 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
         action="append",
         required=True,
         metavar="BOT",
-        help="one per seat, in seat order: house:NAME or a path to a bot file or folder",
+        help="one per seat, in seat order: house:NAME, grpc:TARGET, a path to a bot file or "
+        "folder, or docker:PATH (the bot in the Docker sandbox, as the arena runs it)",
+    )
+    play.add_argument(
+        "--sandbox",
+        default="process",
+        metavar="KIND",
+        help="where bare bot paths run: process (default; a local process, NOT a security "
+        "boundary) or docker (a locked-down container; needs a Docker engine)",
     )
     play.add_argument("--seed", type=_seed, default=0, help="match seed (default 0)")
     play.add_argument(
@@ -184,7 +192,7 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         decision_ms=args.decision_ms or DEFAULT_LIMITS.decision_ms,
         bank_ms=args.bank_ms or DEFAULT_LIMITS.bank_ms,
     )
-    seats = local_seats(args.game, args.seat)
+    seats = local_seats(args.game, args.seat, args.sandbox)
     record = Match(get_game(args.game), seats, args.seed, dict(args.option), limits).run()
     for info, seat in zip(record.seats, seats, strict=True):
         if text := seat.diagnostics().rstrip():

@@ -80,7 +80,9 @@ class Match:
             game=game.id,
             options=self.options,
             seed=seed,
-            seats=[SeatInfo(i, s.bot_id, s.bot_version) for i, s in enumerate(self.seats)],
+            seats=[
+                SeatInfo(i, s.bot_id, s.bot_version, s.sandbox) for i, s in enumerate(self.seats)
+            ],
             limits=limits,
         )
         self._chance_rng = random.Random(derive_seed(seed, "chance"))
@@ -272,9 +274,10 @@ def play_local(
     return Match(get_game(game_id), local_seats(game_id, bots), seed, options, limits).run()
 
 
-def local_seats(game_id: str, bots: Sequence[str]) -> list[Seat]:
-    """One seat per bot spec, after checking the game takes that many seats."""
+def local_seats(game_id: str, bots: Sequence[str], sandbox: str = "process") -> list[Seat]:
+    """One seat per bot spec, after checking the game takes that many seats; bare bot paths
+    run in ``sandbox`` (the local process unless told otherwise)."""
     from saloon.referee.bots import resolve_seat
 
     get_game(game_id).check_players(len(bots))
-    return [resolve_seat(spec, game_id) for spec in bots]
+    return [resolve_seat(spec, game_id, sandbox) for spec in bots]

@@ -16,7 +16,7 @@ from typing import Any
 from saloon.referee.errors import RecordError
 from saloon.referee.faults import Fault, FaultKind
 from saloon.referee.games import Options
-from saloon.referee.limits import MatchLimits
+from saloon.referee.limits import MatchLimits, SandboxInfo
 
 FORMAT = "saloon.match/1"
 #: The one key whose content differs between two runs of the same match.
@@ -96,12 +96,16 @@ class SeatInfo:
     seat: int
     bot: str
     version: str = ""
+    #: The sandbox the bot ran in and its limits (None: in the referee, or a grpc target).
+    sandbox: SandboxInfo | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The seat's JSON form."""
         out: dict[str, Any] = {"seat": self.seat, "bot": self.bot}
         if self.version:
             out["version"] = self.version
+        if self.sandbox is not None:
+            out["sandbox"] = self.sandbox.to_json()
         return out
 
 
@@ -172,7 +176,12 @@ class MatchRecord:
             )
         try:
             seats = [
-                SeatInfo(int(s["seat"]), str(s["bot"]), str(s.get("version", "")))
+                SeatInfo(
+                    int(s["seat"]),
+                    str(s["bot"]),
+                    str(s.get("version", "")),
+                    SandboxInfo.from_json(s["sandbox"]) if "sandbox" in s else None,
+                )
                 for s in raw["seats"]
             ]
             faults = [

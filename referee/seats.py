@@ -13,7 +13,7 @@ from typing import Any
 
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.games import Json
-from saloon.referee.limits import DEFAULT_START_MS
+from saloon.referee.limits import DEFAULT_START_MS, SandboxInfo
 from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
 from saloon.sdk.games import make_decision
@@ -67,6 +67,9 @@ class Seat(ABC):
     bot_version: str = ""
     #: True when the seat's answers are held to the clocks (bots outside the referee).
     timed: bool = False
+    #: The sandbox the bot runs in (kind, runtime, limits), recorded with the seat; None
+    #: for bots in the referee's process or reached at a target someone else started.
+    sandbox: SandboxInfo | None = None
 
     def launch(self) -> None:  # noqa: B027 -- optional hook, a no-op by default
         """Begin acquiring what the seat needs (start a process) without waiting for it.
