@@ -86,7 +86,13 @@ ensure_docker() {
   fi
   mkdir -p .run
   local args=(--log-level=warn --pidfile "$PWD/.run/dockerd.pid")
-  if command -v runsc >/dev/null; then args+=(--add-runtime "runsc=$(command -v runsc)"); fi
+  if command -v runsc >/dev/null; then
+    # gVisor as the optional runtime "runsc": no network of its own, and the bot may create
+    # the unix socket in its mounted socket directory (--host-uds=create).
+    printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--network=none", "--host-uds=create"]}}}\n' \
+      "$(command -v runsc)" >.run/daemon.json
+    args+=(--config-file "$PWD/.run/daemon.json")
+  fi
   log "starting dockerd (log .run/dockerd.log, pid .run/dockerd.pid)"
   nohup dockerd "${args[@]}" >"$PWD/.run/dockerd.log" 2>&1 </dev/null &
   for _ in $(seq 120); do docker_answers && return; sleep 0.25; done

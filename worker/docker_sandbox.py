@@ -73,6 +73,10 @@ LOG_MAX_SIZE = "1m"
 #: Container runtimes: runc (Docker's default) and gVisor (must be registered with the
 #: engine as ``runsc`` with runtime args ``--network=none --host-uds=create``).
 RUNTIMES = ("runc", "runsc")
+#: The pids limit of a gVisor container: there it counts the host threads of gVisor's own
+#: kernel (the Sentry, a Go program with a thread per core and per blocking call), which
+#: panics at start under a limit of 64. The bot's processes are then bounded by memory.
+RUNSC_MIN_PIDS = 512
 #: How often a starting seat checks on its container through the engine's API.
 ALIVE_POLL_S = 0.1
 #: Time a broken stream waits for its container to exit, to report why it died.
@@ -256,7 +260,9 @@ class DockerSandbox(Sandbox):
                 mem_limit=f"{limits.memory_mb}m",
                 memswap_limit=f"{limits.memory_mb}m",
                 nano_cpus=int(limits.cpus * 1_000_000_000),
-                pids_limit=limits.pids,
+                pids_limit=limits.pids
+                if self.runtime == "runc"
+                else max(limits.pids, RUNSC_MIN_PIDS),
                 ulimits=[
                     docker.types.Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files)
                 ],

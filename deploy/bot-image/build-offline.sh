@@ -44,5 +44,5 @@ USER 10001:10001
 WORKDIR /tmp
 LABEL saloon=1 saloon.role=bot-base
 DOCKERFILE
-docker build -q -t "$tag" "$work/ctx" >/dev/null
+docker build -q --force-rm -t "$tag" "$work/ctx" >/dev/null
 echo "$tag"

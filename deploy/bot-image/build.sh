@@ -10,5 +10,5 @@ ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT
 bash deploy/bot-image/wheels.sh "$ctx/wheels"
 cp deploy/bot-image/Dockerfile "$ctx/Dockerfile"
-docker build -q -t "$tag" "$ctx"
+docker build -q --force-rm -t "$tag" "$ctx"
 echo "$tag"
