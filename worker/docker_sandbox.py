@@ -269,6 +269,8 @@ class DockerSandbox(Sandbox):
                 # An init as PID 1 reaps the bot's orphans and forwards signals.
                 init=True,
                 ipc_mode="private",
+                # /dev/shm is a tmpfs anyone may write: as small as /tmp.
+                shm_size=f"{limits.tmpfs_mb}m",
                 hostname="bot",
                 runtime=self.runtime,
                 log_config=docker.types.LogConfig(

@@ -1,4 +1,4 @@
-"""Forks up to 300 sleeping children: the pids limit must stop it first."""
+"""Forks up to 300 sleeping children at import: the pids limit must stop it first."""
 
 import os
 import signal
@@ -6,14 +6,10 @@ import sys
 import time
 
 BOUND = 300
-done = False
 
 
-def act(decision):
-    global done
-    if done:
-        return decision.legal[0]
-    done = True
+def bomb():
+    """Fork until the kernel refuses or the bound is reached; then end every child."""
     children = []
     failure = None
     while len(children) < BOUND:
@@ -30,6 +26,13 @@ def act(decision):
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
     if failure is None:
-        raise RuntimeError(f"ESCAPED: forked {BOUND} children")
+        print(f"ESCAPED: forked {BOUND} children", file=sys.stderr)
+        raise SystemExit(1)
     print(f"CONTAINED: fork failed after {len(children)} children: {failure}", file=sys.stderr)
+
+
+bomb()
+
+
+def act(decision):
     return decision.legal[0]

@@ -1,5 +1,5 @@
-"""Writes until the disk is full (bounded at 3 GiB): /tmp must fill up small, nothing else
-may be writable."""
+"""Writes until the disk is full (bounded at 3 GiB): /tmp and /dev/shm must fill up small,
+nothing else may be writable."""
 
 import os
 import sys
@@ -33,7 +33,11 @@ def act(decision):
         mib, error = fill("/tmp/fill")
         if error is None:
             raise RuntimeError(f"ESCAPED: wrote {mib} MiB to /tmp")
-        for path in ("/fill", "/bot/fill", "/run/saloon/fill", "/var/tmp/fill", "/dev/shm/fill"):
+        shm, shm_error = fill("/dev/shm/fill")
+        if shm_error is None:
+            raise RuntimeError(f"ESCAPED: wrote {shm} MiB to /dev/shm")
+        print(f"tmpfs_fill: /dev/shm full after {shm} MiB", file=sys.stderr)
+        for path in ("/fill", "/bot/fill", "/run/saloon/fill", "/var/tmp/fill", "/dev/fill"):
             wrote, err = fill(path)
             if err is None or wrote > 1:
                 raise RuntimeError(f"ESCAPED: wrote {wrote} MiB to {path}")
