@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from saloon.referee.errors import BotSpecError
 from saloon.referee.botprocess import STDERR_CAP_BYTES, CappedBuffer
+from saloon.referee.errors import BotSpecError
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
 from saloon.referee.remote import GrpcSeat
@@ -264,7 +264,9 @@ class DockerSandbox(Sandbox):
                 if self.runtime == "runc"
                 else max(limits.pids, RUNSC_MIN_PIDS),
                 ulimits=[
-                    docker.types.Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files)
+                    docker.types.Ulimit(
+                        name="nofile", soft=limits.open_files, hard=limits.open_files
+                    )
                 ],
                 # An init as PID 1 reaps the bot's orphans and forwards signals.
                 init=True,
@@ -391,9 +393,7 @@ class DockerSandbox(Sandbox):
         found: dict[str, Any] = {}
         for c in self.client.api.containers(all=True, filters={"label": [f"{LABEL}=1"]}):
             labels = c.get("Labels") or {}
-            if labels.get("saloon.owner") == self.owner:
-                found[c["Id"]] = c
-            elif (
+            if labels.get("saloon.owner") == self.owner or (
                 not self._explicit_owner
                 and labels.get("saloon.host") == socketlib.gethostname()
                 and not _pid_alive(labels.get("saloon.pid", ""))

@@ -149,7 +149,6 @@ class _Budget:
             )
 
 
-
 def _read_capped(path: Path) -> bytes:
     size = path.stat().st_size
     if size > MAX_PACKAGE_BYTES:

@@ -70,6 +70,8 @@ class ProcessSandbox(Sandbox):
         seat = ProcessSeat(bot_path, bot_id)
         seat.bot_version = bot_version or version_of(bot_path)
         seat.sandbox = SandboxInfo("process", limits)
+        # Seats of finished matches are closed already: keep only the open ones.
+        self._seats = [s for s in self._seats if not getattr(s, "_closed", False)]
         self._seats.append(seat)
         return seat
 

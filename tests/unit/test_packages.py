@@ -106,7 +106,9 @@ def test_unsafe_paths_in_a_tar_are_refused(tmp_path: Path, name: str, error: typ
         load_package(path)
 
 
-@pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.LNKTYPE, tarfile.CHRTYPE, tarfile.FIFOTYPE])
+@pytest.mark.parametrize(
+    "kind", [tarfile.SYMTYPE, tarfile.LNKTYPE, tarfile.CHRTYPE, tarfile.FIFOTYPE]
+)
 def test_links_devices_and_fifos_in_a_tar_are_refused(tmp_path: Path, kind: bytes) -> None:
     special = tarfile.TarInfo("special")
     special.type = kind

@@ -4,7 +4,8 @@ import json
 import os
 import sys
 
-TARGET = json.load(open(os.path.join(os.path.dirname(__file__), "target.json")))
+with open(os.path.join(os.path.dirname(__file__), "target.json")) as _fh:
+    TARGET = json.load(_fh)
 done = False
 
 

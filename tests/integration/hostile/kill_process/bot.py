@@ -5,7 +5,8 @@ import os
 import signal
 import sys
 
-TARGET = json.load(open(os.path.join(os.path.dirname(__file__), "target.json")))
+with open(os.path.join(os.path.dirname(__file__), "target.json")) as _fh:
+    TARGET = json.load(_fh)
 done = False
 
 

@@ -41,6 +41,8 @@ def act(decision):
             wrote, err = fill(path)
             if err is None or wrote > 1:
                 raise RuntimeError(f"ESCAPED: wrote {wrote} MiB to {path}")
-        print(f"CONTAINED: /tmp full after {mib} MiB ({error}); nothing else writable",
-              file=sys.stderr)
+        print(
+            f"CONTAINED: /tmp full after {mib} MiB ({error}); nothing else writable",
+            file=sys.stderr,
+        )
     return decision.legal[0]
