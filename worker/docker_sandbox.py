@@ -46,7 +46,7 @@ from saloon.referee.botprocess import STDERR_CAP_BYTES, CappedBuffer
 from saloon.referee.errors import BotSpecError
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
-from saloon.referee.remote import GrpcSeat
+from saloon.referee.remote import BotConnection, GrpcSeat
 from saloon.referee.seats import DecisionRequest, EndInfo, Seat, StartInfo
 from saloon.sdk.protocol import unix_target
 from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError
@@ -104,6 +104,9 @@ class Runtime:
     last_used: float = field(default_factory=time.monotonic)
     matches: int = 0
     locked: bool = False
+    #: The warm gRPC channel to the runtime, reused match after match (it belongs to the
+    #: thread that opened it; a seat in another thread opens a channel of its own).
+    connection: BotConnection | None = None
 
     @property
     def socket_path(self) -> Path:
@@ -350,6 +353,9 @@ class DockerSandbox(Sandbox):
 
         with self._lock:
             self._all.pop(runtime.container_id, None)
+        connection = runtime.connection
+        if connection is not None and connection.thread_id == threading.get_ident():
+            connection.close()
         try:
             self.client.api.remove_container(runtime.container_id, v=True, force=True)
         except docker.errors.NotFound:
@@ -496,6 +502,14 @@ class DockerSeat(GrpcSeat):
         if not _is_socket(runtime.socket_path):
             raise SeatFault(FaultKind.INVALID, "the bot replaced its socket", fatal=True)
         self.target = unix_target(str(runtime.socket_path))
+        warm = runtime.connection
+        if warm is None or warm.closed:
+            # The runtime's first match here: open the channel its later matches reuse.
+            warm = BotConnection(self.target)
+            runtime.connection = warm
+        if warm.thread_id == threading.get_ident():
+            self.connection = warm
+            self._owns_connection = False
         super()._connect(deadline)
 
     def _check_alive(self) -> None:

@@ -67,7 +67,7 @@ class ProcessSandbox(Sandbox):
         from saloon.referee.remote import ProcessSeat
         from saloon.sdk.loader import bot_version as version_of
 
-        seat = ProcessSeat(bot_path, bot_id)
+        seat = ProcessSeat(bot_path, bot_id, limits=limits)
         seat.bot_version = bot_version or version_of(bot_path)
         seat.sandbox = SandboxInfo("process", limits)
         # Seats of finished matches are closed already: keep only the open ones.
