@@ -202,3 +202,25 @@ def test_saloon_play_reports_a_bad_package_in_one_line(tmp_path: Path, docker_en
     assert result.returncode == 1
     assert result.stderr.startswith("saloon: error: seat docker:")
     assert "bot.py" in result.stderr
+
+
+def test_gvisor_runtime_plays_a_match_when_registered() -> None:
+    probe = open_test_sandbox()
+    try:
+        registered = "runsc" in probe.client.info().get("Runtimes", {})
+    finally:
+        probe.close()
+    if not registered:
+        pytest.skip("SKIPPED, NEEDS runsc registered with the Docker engine (deploy/dev.sh)")
+    sandbox = open_test_sandbox(runtime="runsc")
+    try:
+        record, seat = honest_match(sandbox, 7)
+        assert record.faults == []
+        assert record.seats[0].sandbox is not None
+        assert record.seats[0].sandbox.runtime == "runsc"
+        assert seat.runtime is not None
+        host = inspect(sandbox, seat.runtime.container_id)["HostConfig"]
+        assert isinstance(host, dict) and host["Runtime"] == "runsc"
+    finally:
+        sandbox.close()
+    assert owned_containers(sandbox) == []
