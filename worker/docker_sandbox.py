@@ -81,6 +81,9 @@ RUNSC_MIN_PIDS = 512
 ALIVE_POLL_S = 0.1
 #: Time a broken stream waits for its container to exit, to report why it died.
 EXIT_GRACE_S = 1.0
+#: What the sandbox adds to the image's environment (an allow-list: nothing of the
+#: referee's own environment ever reaches a bot).
+RUNTIME_ENVIRONMENT: dict[str, str] = {}
 _POLL_S = 0.005
 _ENGINE_TIMEOUT_S = 60
 
@@ -253,7 +256,7 @@ class DockerSandbox(Sandbox):
                 user=f"{BOT_UID}:{BOT_UID}",
                 working_dir="/tmp",
                 # The image's variables only (PATH, HOME, PYTHON*): nothing of the referee's.
-                environment={},
+                environment=dict(RUNTIME_ENVIRONMENT),
                 network_mode="none",
                 read_only=True,
                 tmpfs={"/tmp": f"size={limits.tmpfs_mb}m,mode=1777,nosuid,nodev,noexec"},
