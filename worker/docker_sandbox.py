@@ -23,8 +23,8 @@ Every container carries the labels ``saloon=1``, ``saloon.owner=<owner>``,
 ``saloon.host`` and ``saloon.pid``, and is tracked and removed by id, never by name. The
 owner is the worker's id when given (stable across restarts: a worker that starts again
 after a crash removes every container of its owner id first); otherwise
-``<host>-<pid>`` of the process, and a new sandbox removes the containers of this host
-whose creating process is gone.
+``<host>-<pid>`` of the process. Every new sandbox also removes the containers of this
+host whose creating process is gone (label ``saloon.pid``), whatever their owner.
 """
 
 from __future__ import annotations
@@ -138,7 +138,6 @@ class DockerSandbox(Sandbox):
         self.idle_timeout_s = idle_timeout_s
         self.warm = warm
         self.owner = owner or default_owner()
-        self._explicit_owner = owner is not None
         try:
             self.client = client or docker.from_env(timeout=_ENGINE_TIMEOUT_S, max_pool_size=32)
             self.client.ping()
@@ -395,18 +394,14 @@ class DockerSandbox(Sandbox):
             return set(self._all)
 
     def remove_leftovers(self) -> int:
-        """Remove this owner's containers left by an earlier run (after a crash); how many.
-
-        With a default owner, containers of this host whose creating process is gone too.
-        """
+        """Remove this owner's containers left by an earlier run (after a crash), and those
+        of this host whose creating process is gone (whatever their owner); how many."""
         found: dict[str, Any] = {}
         for c in self.client.api.containers(all=True, filters={"label": [f"{LABEL}=1"]}):
             labels = c.get("Labels") or {}
             if labels.get("saloon.owner") == self.owner or (
-                not self._explicit_owner
-                and labels.get("saloon.host") == socketlib.gethostname()
+                labels.get("saloon.host") == socketlib.gethostname()
                 and not _pid_alive(labels.get("saloon.pid", ""))
-                and labels.get("saloon.owner", "").startswith(socketlib.gethostname() + "-")
             ):
                 found[c["Id"]] = c
         for container_id in found:

@@ -119,7 +119,7 @@ def test_a_restarted_owner_removes_its_leftovers() -> None:
     # The worker "crashes": its sandbox is never closed. Its successor has the same owner id.
     successor = DockerSandbox(owner=crashed.owner)
     try:
-        assert successor.removed_leftovers == 1
+        assert successor.removed_leftovers >= 1
         assert owned_containers(successor) == []
         assert leftover not in {c["Id"] for c in successor.client.api.containers(all=True)}
     finally:
@@ -224,3 +224,37 @@ def test_gvisor_runtime_plays_a_match_when_registered() -> None:
     finally:
         sandbox.close()
     assert owned_containers(sandbox) == []
+
+
+CRASHING_WORKER = """
+import os, sys
+from saloon.referee.limits import SandboxLimits
+from saloon.worker.docker_sandbox import DockerSandbox
+from saloon.worker.packages import load_package
+sandbox = DockerSandbox(owner=sys.argv[2])
+package = load_package(sys.argv[1])
+runtime = sandbox.acquire(package, sandbox.image(package), SandboxLimits())
+print(runtime.container_id, flush=True)
+os._exit(0)  # dies without closing its sandbox
+"""
+
+
+def test_containers_of_a_dead_process_are_removed_by_the_next_sandbox() -> None:
+    probe = open_test_sandbox()
+    probe.close()
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASHING_WORKER, HONEST, f"{probe.owner}-dead"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    leftover = crashed.stdout.strip()
+    ids = {c["Id"] for c in probe.client.api.containers(all=True)}
+    assert leftover in ids
+    successor = open_test_sandbox()  # another owner: the dead pid is what counts
+    try:
+        assert successor.removed_leftovers >= 1
+        assert leftover not in {c["Id"] for c in successor.client.api.containers(all=True)}
+    finally:
+        successor.close()
