@@ -7,11 +7,12 @@ Prints three tables (each figure beside its floor, measured in the same run):
 1. Decision round trip over a unix socket, bot in its own process. The floor is the
    fastest bare gRPC bidi this machine does for the referee's job: a ``grpc.aio`` stream
    driven from the bench thread's own event loop (write, await the answer), against a
-   server answering fixed bytes of the same sizes. Beside it the old floor (a sync client
-   with a queue-fed request iterator) and the referee's ``GrpcSeat.decide`` with the real
-   runtime (sandboxed process) and house:random (JSON encoding, protobuf, the event loop,
-   the bot's typed decoding and its choice); medians, p99 and ratios to the floor,
-   interleaved in rounds.
+   server answering fixed bytes of the same sizes. Beside it the referee's
+   ``GrpcSeat.decide`` with the real runtime (sandboxed process) and house:random (JSON
+   encoding, protobuf, the event loop, the bot's typed decoding and its choice), the two
+   interleaved in rounds; medians, p99 and ratios to the floor. Then, in a second phase
+   (a sync channel's threads would slow the first), the old floor (a sync client with a
+   queue-fed request iterator) against the floor again.
 2. A seat's start + finish + close per match: on a warm ``BotConnection`` and with a new
    channel per seat (as before warm seats), against the floor's round trip.
 3. Whole matches per second per game: in-process house bots, and the same bots over gRPC
@@ -225,36 +226,42 @@ def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
     size = round(statistics.mean(wire_size(r) for r in requests))
     reply = bot_pb2.FromBot(decision=bot_pb2.Decision(index=100, action=3)).ByteSize()
     floor = Floor(size, reply)
-    sync_floor = SyncFloor(floor.path, size)
     seat = ProcessSeat("house:random")
     seat.start(StartInfo("bench", game_id, {}, 0, get_game(game_id).min_players, 1, 10_000, 60_000))
     floor_us: list[float] = []
-    sync_us: list[float] = []
     referee_us: list[float] = []
+    # Short alternating rounds: both sides see the same machine load (it drifts a lot).
+    per_round = 20
+    rounds = max(1, decisions // per_round)
     try:
-        floor.round_trips(100)  # warm all three
-        sync_floor.round_trips(100)
+        floor.round_trips(100)  # warm both
         for request in requests[:100]:
             seat.decide(request)
-        done = 0
-        rounds = 10
-        per_round = max(1, decisions // rounds)
-        while done < decisions:
+        for done in range(0, per_round * rounds, per_round):
             floor_us += floor.round_trips(per_round)
-            sync_us += sync_floor.round_trips(per_round)
             for i in range(per_round):
                 request = requests[(done + i) % len(requests)]
                 t = time.perf_counter_ns()
                 seat.decide(request)
                 referee_us.append((time.perf_counter_ns() - t) / 1000)
-            done += per_round
+    finally:
+        seat.close()
+    # The old floor apart: a sync channel's threads in the process slow everything else.
+    sync_floor = SyncFloor(floor.path, size)
+    sync_us: list[float] = []
+    floor2_us: list[float] = []
+    try:
+        sync_floor.round_trips(100)
+        for _ in range(rounds):
+            floor2_us += floor.round_trips(per_round)
+            sync_us += sync_floor.round_trips(per_round)
     finally:
         sync_floor.close()
         floor.close()
-        seat.close()
     return {
         "floor": floor_us,
         "sync": sync_us,
+        "floor2": floor2_us,
         "referee": referee_us,
         "size": size,
         "bot_us": bot_us,
@@ -366,13 +373,17 @@ def main() -> None:
     for column in ("path", "median us", "p99 us", "median / floor"):
         table.add_column(column, justify="left" if column == "path" else "right")
     rows = [
-        ("floor: bare grpc.aio bidi, this thread's loop", got["floor"]),
-        ("old floor: sync client, queue-fed iterator", got["sync"]),
-        ("referee: GrpcSeat.decide + SDK runtime", got["referee"]),
+        ("floor: bare grpc.aio bidi, this thread's loop", got["floor"], f50),
+        ("referee: GrpcSeat.decide + SDK runtime", got["referee"], f50),
     ]
-    for name, values in rows:
+    f2 = statistics.median(got["floor2"])
+    rows += [
+        ("(second phase) floor again", got["floor2"], f2),
+        ("(second phase) old floor: sync client, queue-fed", got["sync"], f2),
+    ]
+    for name, values, base in rows:
         m50, m99 = statistics.median(values), percentile(values, 0.99)
-        table.add_row(name, f"{m50:.0f}", f"{m99:.0f}", f"{m50 / f50:.2f}")
+        table.add_row(name, f"{m50:.0f}", f"{m99:.0f}", f"{m50 / base:.2f}")
     r50 = statistics.median(got["referee"])
     table.add_row("bot work in the runtime (in-process)", f"{got['bot_us']:.0f}", "", "")
     table.add_row(

@@ -11,8 +11,9 @@ boundary); it keeps honest bots' mistakes contained and the referee's secrets ou
   child that calls ``setsid`` can outlive the match -- :func:`containment` says which;
 * when the referee runs as root, the bot runs as an unprivileged uid of its own (root
   ignores RLIMIT_NPROC, and a uid per bot keeps bots out of each other's process quota);
-* rlimits from :class:`~saloon.referee.limits.SandboxLimits` (``prlimit``, util-linux):
-  address space, CPU seconds, open files, file size, processes (own uid only), no core;
+* rlimits from :class:`~saloon.referee.limits.SandboxLimits` (``prlimit``, util-linux;
+  set by Python before exec where util-linux is missing): address space, CPU seconds,
+  open files, file size, processes (own uid only), no core;
 * an allow-listed environment: nothing of the referee's (database URLs, tokens, paths);
 * its stderr is captured (capped) by a thread that never blocks the end of the match.
 
@@ -26,6 +27,7 @@ import functools
 import itertools
 import logging
 import os
+import resource
 import select
 import shutil
 import signal
@@ -91,10 +93,16 @@ _UNSHARE = ["--pid", "--fork", "--kill-child", "--mount-proc"]
 
 
 @functools.cache
+def _have_util_linux() -> bool:
+    """True when prlimit and setpriv (util-linux) are here; else Python sets the limits."""
+    return shutil.which("prlimit") is not None and shutil.which("setpriv") is not None
+
+
+@functools.cache
 def containment() -> Containment:
     """The strongest containment this machine allows (probed once per process)."""
     unshare = shutil.which("unshare")
-    if unshare is not None:
+    if unshare is not None and _have_util_linux():
         tries = [(Containment.USER_NAMESPACE, ["--user", "--map-root-user"])]
         if os.geteuid() == 0:
             tries.insert(0, (Containment.PID_NAMESPACE, []))
@@ -122,20 +130,39 @@ def sandbox_env(home: Path) -> dict[str, str]:
     return env
 
 
-def rlimit_args(limits: SandboxLimits, own_uid: bool) -> list[str]:
-    """``prlimit`` options for ``limits`` (RLIMIT_NPROC only under a uid of the bot's own)."""
+def rlimits(limits: SandboxLimits, own_uid: bool) -> list[tuple[str, int, int]]:
+    """(name, soft, hard) rlimits for ``limits``; RLIMIT_NPROC only under the bot's own uid.
+
+    Names as ``prlimit --NAME`` and ``resource.RLIMIT_NAME`` spell them.
+    """
     mib = 1024 * 1024
-    args = [
-        f"--as={(limits.memory_mb + ADDRESS_SPACE_HEADROOM_MB) * mib}",
+    address_space = (limits.memory_mb + ADDRESS_SPACE_HEADROOM_MB) * mib
+    out = [
+        ("as", address_space, address_space),
         # Soft limit: SIGXCPU; hard limit a little later: SIGKILL.
-        f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 5}",
-        f"--nofile={limits.open_files}",
-        f"--fsize={limits.tmpfs_mb * mib}",
-        "--core=0",
+        ("cpu", limits.cpu_seconds, limits.cpu_seconds + 5),
+        ("nofile", limits.open_files, limits.open_files),
+        ("fsize", limits.tmpfs_mb * mib, limits.tmpfs_mb * mib),
+        ("core", 0, 0),
     ]
     if own_uid:
-        args.append(f"--nproc={limits.pids}")
-    return args
+        out.append(("nproc", limits.pids, limits.pids))
+    return out
+
+
+def rlimit_args(limits: SandboxLimits, own_uid: bool) -> list[str]:
+    """``prlimit`` options for ``limits``."""
+    return [f"--{name}={soft}:{hard}" for name, soft, hard in rlimits(limits, own_uid)]
+
+
+def _set_rlimits(values: list[tuple[str, int, int]], uid: int | None) -> None:
+    """In the child before exec, when prlimit/setpriv are missing (not Linux util-linux)."""
+    for name, soft, hard in values:
+        resource.setrlimit(getattr(resource, f"RLIMIT_{name.upper()}"), (soft, hard))
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
 
 
 class CappedBuffer:
@@ -175,10 +202,6 @@ class BotProcess:
     ) -> None:
         """``command`` replaces the default runtime argv; ``{socket}`` is the socket path."""
         self.bot = bot
-        if command is None:
-            where = os.path.abspath(bot) if os.path.exists(bot) else bot
-            command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
-        self.command = command
         self.limits = limits
         self.containment = containment()
         #: The uid the bot runs as when the referee is root (None: the referee's own).
@@ -187,16 +210,39 @@ class BotProcess:
             self.uid = SANDBOX_UID_BASE + (os.getpid() * 64 + next(_uids)) % SANDBOX_UID_SPAN
         self.stderr = CappedBuffer()
         self._dir = Path(tempfile.mkdtemp(prefix="saloon-bot-"))
+        if command is None:
+            where = self._place(bot) if os.path.exists(bot) else bot
+            command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
+        self.command = command
         if self.uid is not None:
-            os.chown(self._dir, self.uid, self.uid)
+            _chown_tree(self._dir, self.uid)
         self.socket_path = self._dir / SOCKET_NAME
         self.proc: subprocess.Popen[bytes] | None = None
         self._drain: threading.Thread | None = None
         self._stop_drain = threading.Event()
 
+    def _place(self, bot: str) -> str:
+        """The bot's path for the runtime: under another uid, a copy of the bot's own.
+
+        The bot's uid may not read where its file lives (a root-only home), and should
+        not change it. Symlinks are copied as links, never followed (as root).
+        """
+        source = Path(bot).resolve()
+        if self.uid is None:
+            return str(source)
+        target = self._dir / "bot" / source.name
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True)
+        else:
+            target.parent.mkdir()
+            shutil.copy2(source, target, follow_symlinks=False)
+        return str(target)
+
     def argv(self) -> list[str]:
         """The whole command line: limits, containment, user, then the runtime."""
         runtime = [arg.replace("{socket}", str(self.socket_path)) for arg in self.command]
+        if not _have_util_linux():
+            return runtime  # limits and user set before exec (see spawn)
         prefix = ["prlimit", *rlimit_args(self.limits, self.uid is not None), "--"]
         if self.containment is Containment.PROCESS_GROUP:
             if self.uid is not None:
@@ -213,6 +259,9 @@ class BotProcess:
             unshare += ["setpriv", *user, "--"]
         return prefix + unshare + runtime
 
+    def _preexec(self) -> None:
+        _set_rlimits(rlimits(self.limits, self.uid is not None), self.uid)
+
     def spawn(self) -> None:
         """Start the process (returns at once; the seat waits for it to serve)."""
         if self.proc is not None:
@@ -225,6 +274,7 @@ class BotProcess:
             start_new_session=True,
             env=sandbox_env(self._dir),
             cwd=self._dir,
+            preexec_fn=None if _have_util_linux() else self._preexec,
         )
         if self.proc.stderr is not None:
             self._drain = threading.Thread(
@@ -281,6 +331,14 @@ class BotProcess:
         """The end of what the bot wrote to stderr so far, on one line."""
         text = self.stderr.text().strip().replace("\n", " | ")
         return text[-limit:]
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    """Give ``root`` and everything under it (links themselves, not targets) to ``uid``."""
+    os.lchown(root, uid, uid)
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.lchown(os.path.join(folder, name), uid, uid)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

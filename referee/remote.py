@@ -133,13 +133,20 @@ class BotConnection:
     async def _open(self) -> grpc.aio.Channel:
         return grpc.aio.insecure_channel(self.target, options=_CHANNEL_OPTIONS)
 
-    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
-        """Run ``coro`` on this connection's loop, in the calling (owning) thread."""
+    def check_thread(self) -> None:
+        """ConnectionThreadError unless called from the thread that opened the connection."""
         if threading.get_ident() != self.thread_id:
-            coro.close()
             raise ConnectionThreadError(
                 f"the connection to {self.target} is used from another thread than its own"
             )
+
+    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``coro`` on this connection's loop, in the calling (owning) thread."""
+        try:
+            self.check_thread()
+        except ConnectionThreadError:
+            coro.close()
+            raise
         return self.loop.run_until_complete(coro)
 
     def seat(self, bot_id: str) -> GrpcSeat:
@@ -196,7 +203,10 @@ class GrpcSeat(Seat):
         self._call: grpc.aio.StreamStreamCall | None = None
         #: The bot's messages not read yet, and the reader's wake-up of a waiting call.
         self._inbox: collections.deque[Any] = collections.deque()
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiting = False
+        self._opening: asyncio.Task[None] | None = None
+        #: The match start, written as soon as the stream is open.
+        self._first: bytes | None = None
         self._reader: asyncio.Task[None] | None = None
         self._writer: asyncio.Task[None] | None = None
         #: Why the stream ended, once it has (a fault to report on the next request).
@@ -208,8 +218,6 @@ class GrpcSeat(Seat):
     # -- the seat interface -------------------------------------------------------------
     def start(self, info: StartInfo) -> None:
         deadline = time.monotonic() + info.start_ms / 1000
-        self.launch()
-        self._connect(deadline)
         start = bot_pb2.MatchStart(
             protocol_version=PROTOCOL_VERSION,
             match_id=info.match_id,
@@ -222,7 +230,11 @@ class GrpcSeat(Seat):
             bank_ms=info.bank_ms,
             start_ms=info.start_ms,
         )
-        message = self._receive_start(deadline, bot_pb2.ToBot(start=start).SerializeToString())
+        # Written as soon as the stream opens, in the same run of the loop.
+        self._first = bot_pb2.ToBot(start=start).SerializeToString()
+        self.launch()
+        self._connect(deadline)
+        message = self._receive_start(deadline)
         which = message.WhichOneof("message")
         if which == "error":
             raise SeatFault(_error_kind(message.error), message.error.detail)
@@ -290,6 +302,9 @@ class GrpcSeat(Seat):
         connection = self.connection
         if connection is None or connection.closed:
             return
+        opening = self._opening
+        if opening is not None and not opening.done():
+            opening.cancel()  # the match ended before the stream was even opened
         call = self._call
         ended = self._finished and self._broken is None
         if call is not None and not call.done():
@@ -312,51 +327,56 @@ class GrpcSeat(Seat):
         """Open the match stream (on a connection of this seat's own unless given one)."""
         if self.connection is None:
             self.connection = BotConnection(self.target)
-        self.connection.run(self._open_stream(self.connection.channel))
+        connection = self.connection
+        connection.check_thread()
+        # Opened by the first run of the loop (the wait for Ready), not a run of its own.
+        self._opening = connection.loop.create_task(self._open_stream(connection.channel))
 
     async def _open_stream(self, channel: grpc.aio.Channel) -> None:
         play = channel.stream_stream(PLAY_METHOD)
         call = play(wait_for_ready=True)
         self._call = call
-        self._reader = asyncio.get_running_loop().create_task(self._read(call))
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read(call))
+        if self._first is not None:
+            # A task of its own: the stream may still be connecting, and the short waits
+            # for the answer must not cancel the write.
+            self._writer = loop.create_task(_write(call, self._first))
+            self._first = None
 
-    async def _exchange(self, send: bytes | None, timeout_s: float) -> Any:
+    def _exchange(self, send: bytes | None, timeout_s: float) -> Any:
         """Write ``send`` (if any), then the bot's next message (None: none in time).
 
-        The write is inline (no writer task: one wake-up less per decision); it only
-        blocks when the bot reads nothing, and then the clock cancels it (and so the call).
+        The hot path of a decision, so it drives the loop by hand rather than through
+        ``run_until_complete`` and a task: the reader stops the loop as soon as it has
+        put a message in the inbox, a timer stops it at the deadline.
         """
+        connection = self.connection
+        if connection is None:
+            return None
+        connection.check_thread()
+        loop = connection.loop
         call = self._call
         if send is not None and call is not None:
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            task = asyncio.current_task()
-            timer = loop.call_later(timeout_s, task.cancel) if task is not None else None
+            # A task: a write blocks only when the bot reads nothing, and then the clock
+            # runs out while the write stays queued (never two writes at once).
+            self._writer = loop.create_task(_write(call, send, self._writer))
+        if not self._inbox:
+            timer = loop.call_later(timeout_s, loop.stop)
+            self._waiting = True
             try:
-                if self._writer is not None and not self._writer.done():
-                    await self._writer  # never two writes at once on a stream
-                await call.write(send)
-            except asyncio.CancelledError:
-                return None
-            except _STREAM_GONE:
-                pass  # the reader says why
+                loop.run_forever()
             finally:
-                if timer is not None:
-                    timer.cancel()
-            timeout_s -= loop.time() - started
-        return await self._next(max(0.0, timeout_s))
-
-    async def _begin(self, start: bytes) -> None:
-        """Start writing the match start (a task: nothing waits for it here)."""
-        if self._call is not None:
-            self._writer = asyncio.get_running_loop().create_task(_write(self._call, start))
+                self._waiting = False
+                timer.cancel()
+        return self._inbox.popleft() if self._inbox else None
 
     async def _end(self, end: bytes, wait_s: float) -> None:
         """Start writing the match end and the half-close; wait ``wait_s`` for the end."""
         call = self._call
         if call is None:
             return
-        self._writer = asyncio.get_running_loop().create_task(_write_end(call, end))
+        self._writer = asyncio.get_running_loop().create_task(_write_end(call, end, self._writer))
         if wait_s > 0 and self._reader is not None:
             await asyncio.wait([self._reader], timeout=wait_s)
         else:
@@ -401,25 +421,9 @@ class GrpcSeat(Seat):
         self._wake()
 
     def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def _next(self, timeout_s: float) -> Any:
-        """The next inbox item, or None when none came within ``timeout_s``."""
-        if not self._inbox:
-            loop = asyncio.get_running_loop()
-            waiter: asyncio.Future[None] = loop.create_future()
-            self._waiter = waiter
-            timer = loop.call_later(timeout_s, _expire, waiter)
-            try:
-                await waiter
-            finally:
-                timer.cancel()
-                self._waiter = None
-            if not self._inbox:
-                return None
-        return self._inbox.popleft()
+        """Stop the loop if this seat's call is waiting for a message (one has come)."""
+        if self._waiting and self.connection is not None:
+            self.connection.loop.stop()
 
     def _start_timed_out(self) -> SeatFault:
         """The fault when no Ready came in time (a process seat can say more)."""
@@ -431,7 +435,7 @@ class GrpcSeat(Seat):
         raw = None
         if self.connection is not None:
             timeout_s = max(0.0, deadline - time.monotonic())
-            raw = self.connection.run(self._exchange(send, timeout_s))
+            raw = self._exchange(send, timeout_s)
         if raw is None:
             raise SeatFault(FaultKind.TIMEOUT, f"no answer to {what} in time")
         if raw is _END_OF_STREAM:
@@ -445,12 +449,8 @@ class GrpcSeat(Seat):
                 FaultKind.INVALID, f"malformed message ({len(raw)} bytes) for {what}"
             ) from None
 
-    def _receive_start(self, deadline: float, start: bytes) -> bot_pb2.FromBot:
-        """Send the match start and wait for its answer, checking on the bot meanwhile."""
-        if self.connection is not None:
-            # Written by a task of its own: the stream may still be connecting, and the
-            # short waits below must not cancel it.
-            self.connection.run(self._begin(start))
+    def _receive_start(self, deadline: float) -> bot_pb2.FromBot:
+        """The answer to the match start, checking on the bot while waiting."""
         while True:
             self._check_alive()
             step = min(deadline, time.monotonic() + START_POLL_S)
@@ -466,22 +466,25 @@ class GrpcSeat(Seat):
         """Raise CRASH when the bot is known to be gone (a process seat knows)."""
 
 
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
-async def _write(call: grpc.aio.StreamStreamCall, message: bytes) -> None:
-    """Write one message."""
+async def _write(
+    call: grpc.aio.StreamStreamCall, message: bytes, after: asyncio.Task[None] | None = None
+) -> None:
+    """Write one message (after the write ``after``, if still going)."""
     try:
+        if after is not None and not after.done():
+            await after
         await call.write(message)
     except _STREAM_GONE:
         return  # the stream is gone; the reader says why
 
 
-async def _write_end(call: grpc.aio.StreamStreamCall, end: bytes) -> None:
-    """Write the match end, then half-close."""
+async def _write_end(
+    call: grpc.aio.StreamStreamCall, end: bytes, after: asyncio.Task[None] | None
+) -> None:
+    """Write the match end (after the write ``after``, if still going), then half-close."""
     try:
+        if after is not None and not after.done():
+            await after
         await call.write(end)
         await call.done_writing()
     except _STREAM_GONE:
