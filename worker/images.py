@@ -90,11 +90,13 @@ def ensure_bot_image(client: Any, package: BotPackage, base: str | None = None) 
     base = base or base_tag()
     base_id = base_image_id(client, base)
     tag = bot_tag(package)
+    stale: str | None = None
     try:
         image = client.images.get(tag)
         if image.labels.get("saloon.base") == base_id:
             return tag
         log.info("%s: built on another base image, rebuilding", tag)
+        stale = str(image.id)
     except docker.errors.ImageNotFound:
         pass
     labels = {
@@ -117,6 +119,12 @@ def ensure_bot_image(client: Any, package: BotPackage, base: str | None = None) 
     except (docker.errors.BuildError, docker.errors.APIError) as exc:
         raise ImageBuildError(f"building {tag} for {package.version}: {exc}") from None
     log.info("built %s (%d files, %d bytes)", tag, len(package.files), package.size)
+    if stale is not None:
+        # The old image lost its tag to the new one: remove it by id (kept while in use).
+        try:
+            client.images.remove(stale)
+        except docker.errors.APIError as exc:
+            log.info("kept the replaced image %s: %s", stale[:19], exc)
     return tag
 
 
