@@ -189,14 +189,20 @@ class DockerSandbox(Sandbox):
     def acquire(self, package: BotPackage, tag: str, limits: SandboxLimits) -> Runtime:
         """A runtime of the bot for one seat: a warm one of its version, or a new one."""
         key = (tag, limits, self.runtime)
-        with self._lock:
-            if self._closed.is_set():
-                raise SandboxError("the sandbox is closed")
-            idle = self._idle.get(key, [])
-            while idle:
-                runtime = idle.pop()
-                runtime.matches += 1
-                return runtime
+        while True:
+            with self._lock:
+                if self._closed.is_set():
+                    raise SandboxError("the sandbox is closed")
+                idle = self._idle.get(key, [])
+                warm = idle.pop() if idle else None
+            if warm is None:
+                break
+            # A runtime that died while idle (a thread of its own left running out of
+            # memory) is replaced here, not found dead by an innocent match.
+            if self.state(warm)[0]:
+                warm.matches += 1
+                return warm
+            self._remove(warm)
         runtime = self._start(package, tag, limits, key)
         runtime.matches = 1
         return runtime

@@ -92,6 +92,20 @@ def test_warm_runtime_serves_the_next_match_and_the_record_replays(
     verify(second)
 
 
+def test_a_warm_runtime_that_died_idle_is_replaced_before_the_match(
+    sandbox: DockerSandbox,
+) -> None:
+    _record, seat = honest_match(sandbox, 8)
+    assert seat.runtime is not None
+    dead = seat.runtime.container_id
+    sandbox.client.api.kill(dead)  # by id: a container this test's sandbox started
+    sandbox.wait_exit(seat.runtime, 10)
+    record, again = honest_match(sandbox, 8)
+    assert record.faults == []
+    assert again.runtime is not None and again.runtime.container_id != dead
+    assert dead not in sandbox.container_ids()
+
+
 def test_two_seats_of_one_match_never_share_a_runtime(sandbox: DockerSandbox) -> None:
     seats: list[Seat] = [sandbox.seat(HONEST, "a"), sandbox.seat(HONEST, "b")]
     record = play_match(GAME, seats, seed=3, limits=LIMITS)
