@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import queue
+import shutil
 import statistics
 import subprocess
 import sys
@@ -143,6 +144,7 @@ class Floor:
         self.loop.run_until_complete(self.channel.close())
         self.proc.terminate()
         self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 # -- the referee's round trip -----------------------------------------------------------

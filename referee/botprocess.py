@@ -254,9 +254,10 @@ class BotProcess:
             unshare += ["--user", "--map-root-user"]
         unshare += [*_UNSHARE, "--"]
         if self.uid is not None:
-            # setpriv, not unshare --setuid: it also clears the supplementary groups.
+            # setpriv, not unshare --setuid: it also clears the supplementary groups. A
+            # change of uid clears unshare's --kill-child, so setpriv sets it again.
             user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
-            unshare += ["setpriv", *user, "--"]
+            unshare += ["setpriv", *user, "--pdeathsig=KILL", "--"]
         return prefix + unshare + runtime
 
     def _preexec(self) -> None:
@@ -314,8 +315,12 @@ class BotProcess:
         """
         proc = self.proc
         if proc is not None:
-            # start_new_session: the group id is the pid we started. In a PID namespace
-            # its death (--kill-child) takes the runtime and every descendant with it.
+            # The runtime (PID 1 of its namespace: its death ends every process in it),
+            # even if the bot moved it out of our process group, then the group.
+            for child in _children(proc.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child, signal.SIGKILL)
+            # start_new_session: the group id is the pid we started.
             _signal_group(proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(KILL_WAIT_S)
@@ -339,6 +344,15 @@ def _chown_tree(root: Path, uid: int) -> None:
     for folder, dirs, files in os.walk(root):
         for name in [*dirs, *files]:
             os.lchown(os.path.join(folder, name), uid, uid)
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (Linux /proc; none elsewhere)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(word) for word in text.split()]
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -168,3 +168,12 @@ def test_file_size_limit_stops_a_growing_file() -> None:
     assert found is not None, seat.stderr
     assert int(found.group(1)) <= 4 and "File too large" in found.group(2)
     assert record.faults == []
+
+
+@needs_pid_namespace
+def test_a_runtime_that_leaves_its_process_group_still_ends_with_the_match() -> None:
+    seed, token = fresh_seed()
+    record, seat, wall_s = play("sandbox_setsid_self.py", seed)
+    assert record.faults == [] and wall_s < PROMPT_S
+    assert gone(token), f"the bot's child outlived the match: {token_pids(token)}"
+    assert gone(str(seat.process.socket_path)), "the bot runtime outlived the match"
