@@ -35,8 +35,9 @@ BOT_REPOSITORY = "saloon-bot"
 BOT_ROOT = "/bot"
 #: The label every Saloon image and container carries.
 LABEL = "saloon"
-#: Packages whose code runs inside a bot image (their sources make the base tag).
-_RUNTIME_PACKAGES = ("saloon.sdk", "saloon.referee")
+#: Packages whose code runs inside a bot image (the SDK imports only the engines of the
+#: referee): their sources make the base tag, so a change elsewhere reuses the image.
+_RUNTIME_PACKAGES = ("saloon.sdk", "saloon.referee.games")
 _RUNTIME_DEPENDENCIES = ("grpcio", "protobuf", "orjson")
 
 
