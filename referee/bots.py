@@ -25,8 +25,6 @@ GRPC_PREFIX = "grpc:"
 
 def resolve_seat(spec: str, game_id: str) -> Seat:
     """A seat for ``spec`` (see the module docstring); BotSpecError when it names nothing."""
-    from saloon.referee.remote import GrpcSeat, ProcessSeat
-
     if spec.startswith(HOUSE_PREFIX):
         name = spec[len(HOUSE_PREFIX) :]
         try:
@@ -39,12 +37,17 @@ def resolve_seat(spec: str, game_id: str) -> Seat:
         target = spec[len(GRPC_PREFIX) :]
         if not target:
             raise BotSpecError(f"seat {spec!r}: expected grpc:TARGET (grpc:unix:PATH)")
+        # Imported here: a match of house bots only never loads grpc (~80 ms).
+        from saloon.referee.remote import GrpcSeat
+
         return GrpcSeat(target, spec)
     if Path(spec).exists():
         try:
             bot_entry(spec)
         except BotLoadError as exc:
             raise BotSpecError(str(exc)) from None
+        from saloon.referee.remote import ProcessSeat
+
         seat = ProcessSeat(spec)
         seat.bot_version = bot_version(spec)
         return seat

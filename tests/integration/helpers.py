@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from saloon.referee.games import get_game
+from saloon.referee.match import final_ranks
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
 
@@ -37,5 +38,5 @@ def check_record(record: MatchRecord) -> None:
             state.apply_action(entry.action)
     assert state.is_terminal()
     assert state.scores() == record.scores
-    assert sorted(record.ranks) == sorted(record.ranks)  # present for every seat
     assert len(record.ranks) == len(record.seats)
+    assert final_ranks(state.ranks(), record.played_out) == record.ranks

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from saloon.referee.games import competition_ranks
+
 SALOON = [sys.executable, "-m", "saloon.referee.cli"]
 SOS = "seas-of-strife-v1"
 SEATS = ["--seat", "house:greedy", "--seat", "house:random", "--seat", "house:random"]
@@ -47,7 +49,9 @@ def test_play_json_is_byte_identical_for_the_same_seed() -> None:
     assert [s["bot"] for s in a["seats"]] == ["house:greedy", "house:random", "house:random"]
     assert all(s["version"].startswith("saloon-") for s in a["seats"])
     assert a["log"][0]["chance"] == "DEAL"
-    assert sorted(a["ranks"]) == sorted(a["ranks"]) and len(a["scores"]) == 3
+    # Seas of Strife: fewest points best, ties shared (no seat was played out).
+    assert len(a["scores"]) == 3 and a["played_out"] == []
+    assert a["ranks"] == competition_ranks(a["scores"], lower_is_better=True)
 
 
 def test_play_text_log_and_replay_verify(tmp_path: Path) -> None:
