@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from saloon.referee.faults import Fault, FaultKind, SeatFault
-from saloon.referee.games import CHANCE, TERMINAL, GameSpec, State, competition_ranks, get_game
+from saloon.referee.games import CHANCE, TERMINAL, GameSpec, State, get_game
 from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits
 from saloon.referee.record import LogEntry, MatchRecord, SeatInfo
 from saloon.referee.seats import DecisionRequest, EndInfo, InProcessSeat, Seat, StartInfo
@@ -34,14 +34,32 @@ def derive_seed(seed: int, label: str) -> int:
 
 
 def final_ranks(engine_ranks: Sequence[int], played_out: Sequence[int]) -> list[int]:
-    """Engine ranks with played-out seats moved below every other seat (sharing last)."""
+    """The engine's ranks, with played-out seats moved below every other seat (sharing last).
+
+    Without played-out seats these are the engine's ranks unchanged: an engine whose rules
+    rank ties densely (Seizure ``end=gap``: ``[0, 0, 1]``) keeps them so. With played-out
+    seats, the kept seats keep their order and ties, renumbered in the engine's own style:
+    competition ranks (``[0, 0, 2]``) close up by the seats removed above them, dense ranks
+    (``[0, 0, 1]``) by the rank groups removed entirely above them.
+    """
     out = set(played_out)
-    kept = [s for s in range(len(engine_ranks)) if s not in out]
-    ranks = [len(kept)] * len(engine_ranks)
-    for seat, rank in zip(
-        kept, competition_ranks([engine_ranks[s] for s in kept], True), strict=True
-    ):
-        ranks[seat] = rank
+    n = len(engine_ranks)
+    if not out:
+        return list(engine_ranks)
+    kept = [s for s in range(n) if s not in out]
+    competition = all(r == sum(1 for q in engine_ranks if q < r) for r in engine_ranks)
+    kept_values = {engine_ranks[s] for s in kept}
+    ranks = [0] * n
+    for seat in kept:
+        rank = engine_ranks[seat]
+        if competition:
+            shift = sum(1 for t in out if engine_ranks[t] < rank)
+        else:
+            shift = len({engine_ranks[t] for t in out if engine_ranks[t] < rank} - kept_values)
+        ranks[seat] = rank - shift
+    last = len(kept) if competition else max((ranks[s] for s in kept), default=-1) + 1
+    for seat in out:
+        ranks[seat] = last
     return ranks
 
 

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from saloon.referee.games import get_game
-from saloon.referee.match import final_ranks
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
 
@@ -39,4 +38,13 @@ def check_record(record: MatchRecord) -> None:
     assert state.is_terminal()
     assert state.scores() == record.scores
     assert len(record.ranks) == len(record.seats)
-    assert final_ranks(state.ranks(), record.played_out) == record.ranks
+    engine = state.ranks()
+    if not record.played_out:
+        assert record.ranks == engine, "without played-out seats the record keeps engine ranks"
+    kept = [s for s in range(len(engine)) if s not in record.played_out]
+    for seat in record.played_out:
+        assert all(record.ranks[seat] > record.ranks[k] for k in kept), "played out ranks last"
+    for a in kept:
+        for b in kept:
+            if engine[a] < engine[b]:
+                assert record.ranks[a] < record.ranks[b], "kept seats keep the engine's order"
