@@ -158,20 +158,25 @@ class Match:
             if player == CHANCE:
                 outcome = state.sample_chance(self._chance_rng)
                 state.apply_chance(outcome)
-                log_entries.append(LogEntry(None, kind, outcome=outcome))
+                events = tuple(state.take_events())
+                log_entries.append(LogEntry(None, kind, outcome=outcome, events=events))
                 continue
             legal = state.legal_actions()
             clock = self._clocks[player]
+            auto = fallback = False
             if clock.played_out:
                 action = legal[self._ask(self._fallback[player], player, kind, legal)]
-                log_entries.append(LogEntry(player, kind, action, fallback=True))
+                fallback = True
             elif len(legal) == 1:
                 action = legal[0]
-                log_entries.append(LogEntry(player, kind, action, auto=True))
+                auto = True
             else:
                 action = self._decide(player, kind, legal)
-                log_entries.append(LogEntry(player, kind, action))
             state.apply_action(action)
+            events = tuple(state.take_events())
+            log_entries.append(
+                LogEntry(player, kind, action, auto=auto, fallback=fallback, events=events)
+            )
 
     def _ask(self, seat: Seat, player: int, kind: str, legal: list[int]) -> int:
         state = self.state
@@ -290,9 +295,12 @@ def play_local(
     return Match(get_game(game_id), local_seats(game_id, bots), seed, options, limits).run()
 
 
-def local_seats(game_id: str, bots: Sequence[str]) -> list[Seat]:
-    """One seat per bot spec, after checking the game takes that many seats."""
+def local_seats(game_id: str, bots: Sequence[str], debug: bool = False) -> list[Seat]:
+    """One seat per bot spec, after checking the game takes that many seats.
+
+    ``debug``: bot paths play in-process and their exceptions propagate (see resolve_seat).
+    """
     from saloon.referee.bots import resolve_seat
 
     get_game(game_id).check_players(len(bots))
-    return [resolve_seat(spec, game_id) for spec in bots]
+    return [resolve_seat(spec, game_id, debug) for spec in bots]
