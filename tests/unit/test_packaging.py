@@ -25,9 +25,9 @@ def _build_wheel(tmp_path: Path) -> zipfile.ZipFile:
     for folder in MAPPING:
         shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path / "out"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["--disable-pip-version-check", "-w", str(out), str(src)],
+        [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(src)],
         check=True,
         capture_output=True,
         timeout=240,
