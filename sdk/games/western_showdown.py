@@ -1,4 +1,4 @@
-"""Western Legends: Showdown, typed for bot authors (self-contained: no engine import).
+"""Western Legends: Showdown, typed for bot authors (tables and kind names are the engine's).
 
 Card ids 0..17: seat 0 red = 0..8, seat 1 black = 9..17, values 1,1,1,2,3,4,5,6,7 in id
 order; :func:`card` builds any card from its id. Location ids 0..6: Saloon, Sheriff's
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 # One source of truth for the tables and kind names: the engine's (pure Python, no deps).
@@ -47,7 +48,36 @@ from saloon.referee.games.western_showdown.engine import (
     WALLOP_SECOND,
 )
 
-WALLOP, DETERMINATION, BULLETPROOF, SADDLE_UP, STICK_EM_UP, CHEAT, LIVING_LEGEND = range(1, 8)
+
+
+class Ability(IntEnum):
+    """A card's ability; its value is the card value that carries it (a 7 is LIVING_LEGEND),
+    so ``card.ability == LIVING_LEGEND`` and ``card.value == LIVING_LEGEND`` both hold."""
+
+    WALLOP = 1
+    DETERMINATION = 2
+    BULLETPROOF = 3
+    SADDLE_UP = 4
+    STICK_EM_UP = 5
+    CHEAT = 6
+    LIVING_LEGEND = 7
+
+    @property
+    def label(self) -> str:
+        """The name printed on the card (``STICK 'EM UP``)."""
+        return ABILITIES[self.value]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+WALLOP = Ability.WALLOP
+DETERMINATION = Ability.DETERMINATION
+BULLETPROOF = Ability.BULLETPROOF
+SADDLE_UP = Ability.SADDLE_UP
+STICK_EM_UP = Ability.STICK_EM_UP
+CHEAT = Ability.CHEAT
+LIVING_LEGEND = Ability.LIVING_LEGEND
 
 __all__ = [
     "ABILITIES",
@@ -80,6 +110,7 @@ __all__ = [
     "VALUES",
     "WALLOP",
     "WALLOP_SECOND",
+    "Ability",
     "Card",
     "Done",
     "GameResult",
@@ -107,15 +138,15 @@ class Card:
     id: int
     colour: str
     value: int
-    ability: str
+    ability: Ability
     owner: int
 
     def __str__(self) -> str:
-        return f"{self.colour} {self.value} ({self.ability}, #{self.id})"
+        return f"{self.colour} {self.value} ({self.ability.label}, #{self.id})"
 
 
 _CARDS = tuple(
-    Card(c, COLOURS[c // 9], VALUES[c % 9], ABILITIES[VALUES[c % 9]], c // 9) for c in range(18)
+    Card(c, COLOURS[c // 9], VALUES[c % 9], Ability(VALUES[c % 9]), c // 9) for c in range(18)
 )
 
 

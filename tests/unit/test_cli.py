@@ -72,7 +72,7 @@ def test_replay_as_seat_shows_only_that_seats_cards(tmp_path: Path) -> None:
     record = json.loads(record_path.read_text())
     deal = record["log"][0]["outcome"]
     seat1_hand = set(deal[15:30])
-    rep = run("replay", str(record_path), "--as-seat", "1")
+    rep = run("replay", str(record_path), "--as-seat", "1", "--json")
     assert rep.returncode == 0, rep.stderr
     seen = [
         json.loads(line.split("you see: ", 1)[1])
@@ -83,6 +83,41 @@ def test_replay_as_seat_shows_only_that_seats_cards(tmp_path: Path) -> None:
     seen_hands = [obs["hand"] for obs in seen if obs["hand_number"] == 1]
     assert seen_hands and all(set(h) <= seat1_hand for h in seen_hands)
     assert "DEAL" not in rep.stdout.split("result:")[0].split("as seen by seat 1", 1)[1]
+    # Without --json: one line per observation field, and the legal actions, readable.
+    readable = run("replay", str(record_path), "--as-seat", "1").stdout
+    first_hand = sorted(seen_hands[0])
+    assert f"       hand: [{', '.join(map(str, first_hand))}]" in readable
+    assert "       legal: " in readable and '{"' not in readable
+
+
+def test_play_log_shows_trick_winners_and_one_based_ranks_in_a_table_that_fits(
+    tmp_path: Path,
+) -> None:
+    bot = tmp_path / "a_bot_with_a_rather_long_file_name_indeed.py"
+    bot.write_text("def act(decision):\n    return decision.legal[0]\n")
+    out = run(
+        "play",
+        SOS,
+        "--seat",
+        str(bot),
+        *SEATS[2:],
+        "--seed",
+        "5",
+        "--out",
+        str(tmp_path / "r.json"),
+    )
+    assert out.returncode == 0, out.stderr
+    assert "=> trick: winner " in out.stdout
+    record = json.loads((tmp_path / "r.json").read_text())
+    table = out.stdout.split("result:\n", 1)[1].splitlines()
+    assert table[0].split() == ["seat", "bot", "score", "rank"]
+    for seat, line in enumerate(table[1:]):
+        cells = line.split()
+        assert cells[1] == record["seats"][seat]["bot"]
+        assert int(cells[3]) == record["ranks"][seat] + 1
+    assert len({len(line) for line in table}) == 1, "columns aligned under the long name"
+    events = [e for entry in record["log"] for e in entry.get("events", [])]
+    assert sum(e["event"] == "trick" for e in events) >= 15
 
 
 def test_replay_verify_catches_a_tampered_result(tmp_path: Path) -> None:
