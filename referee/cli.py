@@ -319,10 +319,10 @@ def _print_result(record: MatchRecord, state: State, out: TextIO) -> None:
         rows.append((str(info.seat), info.bot, f"{score:g}", str(rank) if rank else "?", flag))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     out.write("result:\n")
-    for seat, bot, score, rank, flag in rows:
+    for cells in rows:
         line = (
-            f"  {seat:<{widths[0]}}  {bot:<{widths[1]}}  {score:>{widths[2]}}"
-            f"  {rank:>{widths[3]}}  {flag}"
+            f"  {cells[0]:<{widths[0]}}  {cells[1]:<{widths[1]}}  {cells[2]:>{widths[2]}}"
+            f"  {cells[3]:>{widths[3]}}  {cells[4]}"
         )
         out.write(line.rstrip() + "\n")
 

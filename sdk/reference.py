@@ -81,7 +81,7 @@ def _type_name(annotation: object) -> str:
 def fields_of(cls: type) -> list[Field]:
     """Every dataclass field of ``cls`` with its type (as written) and meaning."""
     comments = _field_comments(cls)
-    hints = {f.name: f.type for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = {f.name: f.type for f in dataclasses.fields(cls)}
     return [
         Field(name, _type_name(hint), comments.get(name) or _docstring_mention(cls, name))
         for name, hint in hints.items()

@@ -213,7 +213,7 @@ class State(ABC):
         the last call, as JSON objects ``{"event": name, ...}``, and forget them. Every seat
         may see them; the referee records them with the action or chance event that caused
         them (docs/match-record.md). They change no rule: engines only report."""
-        events = getattr(self, "_events", None)
+        events: list[dict[str, Json]] | None = getattr(self, "_events", None)
         if not events:
             return []
         self._events = []
