@@ -137,6 +137,9 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
         action="store_true",
         help="re-run the log through the engine and check the recorded result",
     )
+    new = sub.add_parser("new", help="write a starter bot and a test that plays it")
+    new.add_argument("game", help="a game id (see `saloon games`)")
+    new.add_argument("dir", help="a new or empty folder for bot.py and test_bot.py")
     for entry in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
         errors = entry.load()(sub)
         if user_errors is not None:
@@ -234,6 +237,19 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_new(args: argparse.Namespace, out: TextIO) -> int:
+    """Write a starter kit: a bot for the game and a pytest test that plays it."""
+    from saloon.referee.starter import write_starter
+
+    paths = write_starter(args.game, args.dir)
+    for path in paths:
+        out.write(f"wrote {path}\n")
+    out.write(
+        f"next: saloon play {args.game} --seat {paths[0]} ...   and   pytest {paths[1]}\n"
+    )
+    return 0
+
+
 # -- printing -------------------------------------------------------------------------
 def print_match(
     record: MatchRecord, out: TextIO, as_seat: int | None = None, raw: bool = False
@@ -327,7 +343,12 @@ def _print_result(record: MatchRecord, state: State, out: TextIO) -> None:
         out.write(line.rstrip() + "\n")
 
 
-COMMANDS: dict[str, Handler] = {"games": cmd_games, "play": cmd_play, "replay": cmd_replay}
+COMMANDS: dict[str, Handler] = {
+    "games": cmd_games,
+    "play": cmd_play,
+    "replay": cmd_replay,
+    "new": cmd_new,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -155,6 +155,11 @@ def test_replay_verify_catches_a_tampered_result(tmp_path: Path) -> None:
         (["replay", "/nonexistent/record.json"], "cannot read"),
         (["play", SOS, *SEATS, "--decision-ms", "0"], "out of range"),
         (["frobnicate"], "invalid choice"),
+        (["play", SOS, "--seat", "nobot.py", *SEATS[2:]], "no bot file or folder at nobot.py"),
+        (
+            ["play", SOS, "--seat", "grpc:unix:/nonexistent/bot.sock", *SEATS[2:]],
+            "nothing is listening at /nonexistent/bot.sock",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
@@ -208,3 +213,57 @@ def test_play_limits_are_recorded() -> None:
     assert out.returncode == 0, out.stderr
     limits = json.loads(out.stdout)["limits"]
     assert (limits["decision_ms"], limits["bank_ms"]) == (250, 900)
+
+
+def test_new_writes_a_starter_kit_whose_test_passes(tmp_path: Path) -> None:
+    import importlib.util
+
+    kit = tmp_path / "kit"
+    out = run("new", "western-showdown-v1", str(kit))
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in kit.iterdir()) == ["bot.py", "test_bot.py"]
+    assert (
+        "from saloon.sdk.games.western_showdown import Observation" in (kit / "bot.py").read_text()
+    )
+    spec = importlib.util.spec_from_file_location("starter_test", kit / "test_bot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.OPPONENTS == ["house:greedy"]
+    module.test_my_bot_plays_a_whole_match_without_a_fault(1)  # over gRPC, as the arena
+    again = run("new", "western-showdown-v1", str(kit))
+    assert again.returncode == 1 and "not an empty folder" in again.stderr
+
+
+BOTS = Path(__file__).resolve().parents[1] / "integration" / "bots"
+
+
+def test_a_path_bot_s_traceback_comes_after_the_log() -> None:
+    out = subprocess.run(
+        [*SALOON, "play", SOS, "--seat", str(BOTS / "raises.py"), *SEATS[2:], "--seed", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0
+    after = out.stdout.split("result:", 1)[1]
+    assert "stderr, last" in after and "ValueError: the bot's own bug" in after
+
+
+def test_debug_plays_a_path_bot_in_process_and_lets_its_exception_through() -> None:
+    out = run("play", SOS, "--seat", str(BOTS / "raises.py"), *SEATS[2:], "--debug")
+    assert out.returncode != 0
+    assert "Traceback" in out.stderr and "raises.py" in out.stderr
+    assert out.stderr.rstrip().endswith("ValueError: the bot's own bug")
+
+
+def test_a_match_of_house_bots_does_not_import_grpc() -> None:
+    code = (
+        "import sys, io; from saloon.referee.cli import main; "
+        "sys.stdout = io.StringIO(); rc = main(['play', 'seizure-v1', '--seat', "
+        "'house:greedy', '--seat', 'house:random']); sys.stdout = sys.__stdout__; "
+        "print(rc, 'grpc' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["0", "False"], out.stderr
