@@ -244,9 +244,7 @@ def cmd_new(args: argparse.Namespace, out: TextIO) -> int:
     paths = write_starter(args.game, args.dir)
     for path in paths:
         out.write(f"wrote {path}\n")
-    out.write(
-        f"next: saloon play {args.game} --seat {paths[0]} ...   and   pytest {paths[1]}\n"
-    )
+    out.write(f"next: saloon play {args.game} --seat {paths[0]} ...   and   pytest {paths[1]}\n")
     return 0
 
 
