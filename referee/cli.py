@@ -264,6 +264,7 @@ def print_match(
         entry = step.entry
         if as_seat is not None:
             _show_as_seat(step, as_seat, out, raw)
+            _show_events(entry.events, out)  # public: every seat saw them
             return
         if entry.is_chance:
             out.write(f"{step.index:5}  chance  {entry.kind:<14} {step.label}\n")
@@ -294,8 +295,8 @@ def _show_as_seat(step: Step, seat: int, out: TextIO, raw: bool) -> None:
         out.write(f"{step.index:5}  you see: {json.dumps(obs, separators=(',', ':'))}\n")
     else:
         out.write(f"{step.index:5}  you see:\n")
-        for key, value in obs.items():
-            out.write(f"{'':7}{key}: {_readable(value)}\n")
+        for key, text in _observation_lines(step.before.spec.id, obs):
+            out.write(f"{'':7}{key}: {text}\n")
         legal = [step.before.action_to_string(a) for a in step.before.legal_actions()]
         out.write(f"{'':7}legal: {' | '.join(legal)}\n")
     out.write(f"{'':5}  you {entry.kind}: {step.label}\n")
@@ -307,6 +308,37 @@ def _show_events(events: Sequence[dict[str, Any]], out: TextIO) -> None:
         name = event.get("event", "?")
         rest = ", ".join(f"{k} {_readable(v)}" for k, v in event.items() if k != "event")
         out.write(f"{'':7}=> {name}: {rest}\n")
+
+
+def _observation_lines(game_id: str, obs: dict[str, Any]) -> list[tuple[str, str]]:
+    """The observation field by field, as the SDK types it (cards as their short names)."""
+    from dataclasses import fields, is_dataclass
+
+    from saloon.sdk.games import adapter_for
+
+    adapter = adapter_for(game_id)
+    if adapter is None:
+        return [(key, _readable(value)) for key, value in obs.items()]
+    typed = adapter.decode_observation(obs)
+    return (
+        [(f.name, _typed(getattr(typed, f.name))) for f in fields(typed)]
+        if is_dataclass(typed)
+        else [(key, _readable(value)) for key, value in obs.items()]
+    )
+
+
+def _typed(value: object) -> str:
+    """A typed SDK value on one line: a value with its own ``__str__`` (cards) as that."""
+    from dataclasses import fields, is_dataclass
+
+    if isinstance(value, tuple | list | frozenset):
+        return "[" + ", ".join(_typed(v) for v in value) + "]"
+    if type(value).__str__ is not object.__str__ and not isinstance(value, bool | int | float):
+        return str(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(f"{f.name} {_typed(getattr(value, f.name))}" for f in fields(value))
+        return f"{type(value).__name__}({inner})"
+    return json.dumps(value) if value is None or isinstance(value, bool) else str(value)
 
 
 def _readable(value: object) -> str:
