@@ -24,7 +24,7 @@ EXAMPLES = {
 }
 LIMITS = MatchLimits(decision_ms=2_000, bank_ms=10_000, start_ms=20_000)
 #: Matches per example against house:random (seats rotate; seeds 0..N-1, so deterministic).
-MATCHES = {"strife_bot.py": 24, "seizure_bot.py": 16, "showdown_bot.py": 40}
+MATCHES = {"strife_bot.py": 24, "seizure_bot.py": 16, "showdown_bot.py": 60}
 #: The significance every example must reach.
 P_VALUE = 0.01
 
