@@ -245,13 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print("fields without a meaning (add a #: comment):", *missing, sep="\n  ")
         return 1
-    stale = [name for name, text in pages().items() if _read(out / name) != text]
+    made = pages()
+    stale = [name for name, text in made.items() if _read(out / name) != text]
     if args.check:
         for name in stale:
             print(f"stale: {out / name} (run python -m saloon.sdk.reference)")
         return 1 if stale else 0
     out.mkdir(parents=True, exist_ok=True)
-    for name, text in pages().items():
+    for name, text in made.items():
         (out / name).write_text(text, encoding="utf-8")
     return 0
 
