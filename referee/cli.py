@@ -317,14 +317,10 @@ def _observation_lines(game_id: str, obs: dict[str, Any]) -> list[tuple[str, str
     from saloon.sdk.games import adapter_for
 
     adapter = adapter_for(game_id)
-    if adapter is None:
+    typed = None if adapter is None else adapter.decode_observation(obs)
+    if typed is None or not is_dataclass(typed):  # a game without an SDK view: raw values
         return [(key, _readable(value)) for key, value in obs.items()]
-    typed = adapter.decode_observation(obs)
-    return (
-        [(f.name, _typed(getattr(typed, f.name))) for f in fields(typed)]
-        if is_dataclass(typed)
-        else [(key, _readable(value)) for key, value in obs.items()]
-    )
+    return [(f.name, _typed(getattr(typed, f.name))) for f in fields(typed)]
 
 
 def _typed(value: object) -> str:
