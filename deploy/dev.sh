@@ -133,6 +133,8 @@ run_tests() {
   .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --check .; exit 1; }
   log "mypy"
   bash .ci/typecheck
+  log "import layers (import-linter, contracts in pyproject.toml)"
+  .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
   log "pytest"
   .venv/bin/python -m pytest "$@"
 }
