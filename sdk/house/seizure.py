@@ -90,7 +90,7 @@ class GreedyBot(Bot):
                 return (obs.gives_for(a.card), 0 if number == 10 else 1, number)
 
             return max(numbers, key=score)
-        n = obs.num_players
+        n = obs.num_seats
         seat = obs.seat
         others = [s for s in range(n) if s != seat]
 
