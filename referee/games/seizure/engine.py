@@ -882,24 +882,27 @@ def _try_deal(
     know = state._know
     pool = list(hidden)
     rng.shuffle(pool)
+    # Most constrained first: a reshuffled draw pile, then hands with limits (before an
+    # unconstrained draw pile takes the cards they need), then the rest. Each card is
+    # drawn among those that keep every constraint, so every consistent placement can
+    # come out whatever the order.
+    draw_cards: list[int] | None = None
     if only_reshuffled is not None:
         candidates = [c for c in pool if c in only_reshuffled]
         if len(candidates) < draw_slots:
             return None
         draw_cards = candidates[:draw_slots]
-    else:
-        draw_cards = pool[:draw_slots]
-    taken = set(draw_cards)
-    pool = [c for c in pool if c not in taken]
+        taken = set(draw_cards)
+        pool = [c for c in pool if c not in taken]
     hands: dict[int, list[int]] = {}
+    free: list[tuple[int, list[int], int]] = []
     for t in others:
         hand = state.hands[t]
         kept = [c for c in hand if know[c] & bit]
         need = len(hand) - len(kept)
         limits = state._limits[t]
         if not limits:
-            hands[t] = kept + pool[:need]
-            del pool[:need]
+            free.append((t, kept, need))
             continue
         masks = [_no_play(r, v) for r, v, _b in limits]
         room = [
@@ -925,6 +928,12 @@ def _try_deal(
             return None
         hands[t] = kept + chosen
         pool = rest
+    if draw_cards is None:
+        draw_cards = pool[:draw_slots]
+        del pool[:draw_slots]
+    for t, kept, need in free:
+        hands[t] = kept + pool[:need]
+        del pool[:need]
     return hands, draw_cards
 
 
