@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import Enum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,22 @@ from saloon.referee.limits import MatchLimits
 FORMAT = "saloon.match/1"
 #: The one key whose content differs between two runs of the same match.
 TIMING_KEY = "timing"
+
+
+class Outcome(str, Enum):
+    """How a match ended: played to its end, or stopped by the referee (ratings skip it)."""
+
+    COMPLETED = "completed"
+    ABORTED = "aborted"
+
+
+class AbortReason(str, Enum):
+    """Why the referee stopped a match before the game ended."""
+
+    #: The log reached the game's ``max_length`` (an engine that does not terminate).
+    MAX_LENGTH = "max_length"
+    #: The whole match ran past its wall-clock cap (saloon.referee.limits.wall_cap_ms).
+    WALL_CLOCK = "wall_clock"
 
 
 def saloon_version() -> str:
@@ -121,6 +138,9 @@ class MatchRecord:
     played_out: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     ranks: list[int] = field(default_factory=list)
+    #: COMPLETED, or ABORTED (no scores or ranks then) with ``abort_reason`` saying why.
+    outcome: Outcome = Outcome.COMPLETED
+    abort_reason: AbortReason | None = None
     saloon_version: str = field(default_factory=saloon_version)
     #: Measured wall times; the only part that differs between runs of the same match.
     timing: dict[str, Any] = field(default_factory=dict)
@@ -144,7 +164,10 @@ class MatchRecord:
             "played_out": list(self.played_out),
             "scores": list(self.scores),
             "ranks": list(self.ranks),
+            "outcome": self.outcome.value,
         }
+        if self.abort_reason is not None:
+            out["abort_reason"] = self.abort_reason.value
         if timing:
             out[TIMING_KEY] = self.timing
         return out
@@ -194,6 +217,11 @@ class MatchRecord:
                 played_out=[int(s) for s in raw.get("played_out", [])],
                 scores=[float(x) for x in raw.get("scores", [])],
                 ranks=[int(x) for x in raw.get("ranks", [])],
+                # Records written before outcomes existed were all played to the end.
+                outcome=Outcome(raw.get("outcome", Outcome.COMPLETED.value)),
+                abort_reason=(
+                    AbortReason(raw["abort_reason"]) if raw.get("abort_reason") else None
+                ),
                 saloon_version=str(raw.get("saloon_version", "")),
                 timing=dict(raw.get(TIMING_KEY, {})),
             )
