@@ -77,7 +77,7 @@ class Match:
         match_id: str | None = None,
         wall_ms: int | None = None,
     ) -> None:
-        """``wall_ms`` caps the whole match (default: :func:`~saloon.referee.limits.wall_cap_ms`)."""
+        """``wall_ms`` caps the whole match (default: saloon.referee.limits.wall_cap_ms)."""
         self.game = game
         self.seats = list(seats)
         self.state: State = game.new_game(len(self.seats), options)
@@ -85,9 +85,9 @@ class Match:
         self.seed = seed
         self.limits = limits
         self.match_id = match_id or f"local-{game.id}-{seed}"
-        self.wall_ms = (
-            wall_ms if wall_ms is not None else wall_cap_ms(limits, len(self.seats), game.max_length)
-        )
+        if wall_ms is None:
+            wall_ms = wall_cap_ms(limits, len(self.seats), game.max_length)
+        self.wall_ms = wall_ms
         self.record = MatchRecord(
             match_id=self.match_id,
             game=game.id,

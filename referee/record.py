@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -24,14 +24,14 @@ FORMAT = "saloon.match/1"
 TIMING_KEY = "timing"
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How a match ended: played to its end, or stopped by the referee (ratings skip it)."""
 
     COMPLETED = "completed"
     ABORTED = "aborted"
 
 
-class AbortReason(str, Enum):
+class AbortReason(StrEnum):
     """Why the referee stopped a match before the game ended."""
 
     #: The log reached the game's ``max_length`` (an engine that does not terminate).

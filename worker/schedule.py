@@ -186,7 +186,9 @@ class CyclicOffsets:
             self.candidates = [(0, *rest) for rest in itertools.combinations(range(1, n), k - 1)]
         else:
             rng = random.Random(derive_seed(seed, f"offsets:{n}:{k}"))
-            picks = {tuple(sorted(rng.sample(range(1, n), k - 1))) for _ in range(CYCLIC_CANDIDATES)}
+            picks = {
+                tuple(sorted(rng.sample(range(1, n), k - 1))) for _ in range(CYCLIC_CANDIDATES)
+            }
             self.candidates = [(0, *rest) for rest in sorted(picks)]
 
     def _added(self, offsets: Sequence[int]) -> list[int]:
