@@ -7,7 +7,10 @@ Seats are bot references:
 
 * ``house:NAME``: a house bot, in the worker's process;
 * ``bot:NAME@VERSION``: a stored bot version (the arena's bots, by their content hash);
-* a path to a bot file or folder (local seasons; the path must exist on the worker).
+* a path to a bot file or folder (local seasons; the path must exist on the worker);
+
+each optionally followed by ``#TAG``: another entry of the same bot in one season (self-play
+baselines, ``house:greedy#2``); the record names the entry, tag included.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from saloon.worker.errors import SeasonSpecError
 
 HOUSE_PREFIX = "house:"
 STORED_PREFIX = "bot:"
+ENTRY_TAG = "#"
 #: Season ids: short, safe in a Redis key, a file name and a URL; never ``local-...``.
 SEASON_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.]{0,47}(-[a-z0-9_.]+)*$")
 #: Seconds a match's queue job may run past the match's own wall-clock cap (start-up of a

@@ -1,0 +1,91 @@
+"""Playing one :class:`~saloon.worker.spec.MatchSpec` on this worker: seats, match, record.
+
+:func:`seat_for` is the one place a bot reference becomes a live seat. Until the sandbox
+module (``saloon.worker.sandbox.open_sandbox``) is on main it resolves house bots and bot
+paths through the referee's ``resolve_seat`` (house bots in-process, paths as local bot
+processes); the switch to ``open_sandbox(kind).seat(...)`` happens here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from saloon.referee.bots import GRPC_PREFIX, resolve_seat
+from saloon.referee.errors import RefereeError
+from saloon.referee.games import get_game
+from saloon.referee.limits import SandboxLimits
+from saloon.referee.match import Match
+from saloon.referee.record import MatchRecord
+from saloon.referee.seats import Seat
+from saloon.worker.errors import BotRefError
+from saloon.worker.spec import ENTRY_TAG, HOUSE_PREFIX, STORED_PREFIX, MatchSpec, SandboxKind
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PlayedMatch:
+    """A played match: its record and what each seat's bot wrote to stderr (by seat)."""
+
+    record: MatchRecord
+    stderr: dict[int, str]
+
+
+def seat_for(ref: str, game_id: str, sandbox: SandboxKind, limits: SandboxLimits) -> Seat:
+    """A live seat for bot reference ``ref``; BotRefError when this worker cannot run it.
+
+    ``limits`` are the sandbox limits the seat runs under (applied once the sandbox module
+    replaces the referee's plain process seat here).
+    """
+    del limits  # the referee's process seat takes no limits; open_sandbox's seats do
+    bot, _, _tag = ref.partition(ENTRY_TAG)
+    if ref.startswith(STORED_PREFIX):
+        raise BotRefError(
+            f"seat {ref!r}: stored bot versions run in the docker sandbox, "
+            "which this worker does not have yet"
+        )
+    if ref.startswith(GRPC_PREFIX):
+        raise BotRefError(f"seat {ref!r}: a season cannot seat a grpc target")
+    if sandbox is SandboxKind.DOCKER and not ref.startswith(HOUSE_PREFIX):
+        raise BotRefError(f"seat {ref!r}: this worker has no docker sandbox yet")
+    try:
+        seat = resolve_seat(bot, game_id)
+    except RefereeError as exc:
+        raise BotRefError(str(exc)) from None
+    seat.bot_id = ref  # the record names the season's entry, tag included
+    return seat
+
+
+def build_match(spec: MatchSpec) -> Match:
+    """The live match of ``spec`` (seats acquired, nothing started yet)."""
+    try:
+        game = get_game(spec.game)
+    except RefereeError as exc:
+        raise BotRefError(str(exc)) from None
+    seats: list[Seat] = []
+    try:
+        for ref in spec.seats:
+            seats.append(seat_for(ref, spec.game, spec.sandbox, spec.sandbox_limits))
+        return Match(
+            game,
+            seats,
+            spec.seed,
+            spec.options,
+            spec.limits,
+            match_id=spec.match_id,
+            wall_ms=spec.wall_cap_ms(game.max_length),
+        )
+    except BaseException:
+        for seat in seats:
+            seat.close()
+        raise
+
+
+def play_spec(spec: MatchSpec) -> PlayedMatch:
+    """Play the match of ``spec`` to its end (or its abort) and return what to record."""
+    match = build_match(spec)
+    record = match.run()
+    stderr = {i: text for i, seat in enumerate(match.seats) if (text := seat.diagnostics())}
+    log.info("%s: played (%s)", spec.match_id, record.outcome.value)
+    return PlayedMatch(record, stderr)

@@ -1,0 +1,226 @@
+"""Seasons on RQ: one job per match (job id = match id), retries, abandoned-job reaping.
+
+* **Enqueue once**: the job id is the match id; a match whose job exists (queued, running,
+  scheduled for a retry, finished) or whose result is recorded is not enqueued again, so
+  starting a season twice does not double it. A job that failed for good is re-enqueued.
+* **Retries**: every job carries ``Retry(max=JOB_RETRIES, interval=RETRY_INTERVALS_S)``:
+  an infrastructure failure (store unavailable, sandbox error, the job timed out) retries
+  with backoff. Bot faults are results and never fail a job.
+* **Abandoned jobs**: a worker killed with -9 leaves its job in RQ's StartedJobRegistry,
+  where RQ would only notice after the job's timeout. Each saloon worker keeps a short-lived
+  alive key (:func:`alive_key`); :func:`reap_abandoned` re-enqueues (as a retry) every
+  started job whose worker's key has expired. Workers run it every second
+  (saloon.worker.worker_main), and ``saloon season status`` runs it too.
+* **Backoff without RQ's scheduler process**: retries with an interval sit in RQ's
+  ScheduledJobRegistry; :func:`promote_due` moves the due ones back to the queue (the
+  worker's keeper thread calls it), so no extra scheduler process is needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from redis import Redis
+from redis.exceptions import RedisError
+from rq import Queue, Retry
+from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.job import Job, JobStatus
+
+from saloon.referee.games import get_game
+from saloon.worker.errors import QueueUnavailable
+from saloon.worker.spec import MatchSpec
+
+log = logging.getLogger(__name__)
+
+#: Default Redis URL of the queue (SALOON_REDIS overrides it on the command line).
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+#: Environment variable naming the queue's Redis URL.
+REDIS_ENV = "SALOON_REDIS"
+#: Default RQ queue name of season matches.
+DEFAULT_QUEUE = "saloon"
+#: Retries of a match job after an infrastructure failure...
+JOB_RETRIES = 5
+#: ... with these waits (seconds) before each retry.
+RETRY_INTERVALS_S = (1, 2, 4, 8, 16)
+#: How long a job's result (the outcome string) stays in Redis; the store keeps the record.
+RESULT_TTL_S = 24 * 3600
+#: How long a job that failed for good stays in RQ's failed registry.
+FAILURE_TTL_S = 7 * 24 * 3600
+#: A worker's alive key lives this long; the worker refreshes it every second.
+ALIVE_TTL_S = 5
+ALIVE_PREFIX = "saloon:alive:"
+
+
+def connect(url: str) -> Redis:
+    """A Redis connection that answers PING; QueueUnavailable when none does."""
+    redis = Redis.from_url(url, socket_connect_timeout=2, health_check_interval=10)
+    try:
+        redis.ping()
+    except RedisError as exc:
+        raise QueueUnavailable(f"no Redis answers at {url} ({exc})") from None
+    return redis
+
+
+def alive_key(worker_name: str) -> str:
+    """The Redis key that says worker ``worker_name`` is alive (expires when it is not)."""
+    return ALIVE_PREFIX + worker_name
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """What enqueueing a season did."""
+
+    added: int
+    #: Matches left alone: their job exists or their result is recorded.
+    present: int
+
+
+class SeasonQueue:
+    """The RQ queue that season matches go through."""
+
+    def __init__(self, redis: Redis, name: str = DEFAULT_QUEUE) -> None:
+        self.redis = redis
+        self.queue = Queue(name, connection=redis)
+
+    def enqueue(
+        self, specs: Sequence[MatchSpec], store_url: str, done: frozenset[str] = frozenset()
+    ) -> Enqueued:
+        """Enqueue a job per spec unless it is queued already or ``done`` (recorded)."""
+        added = present = 0
+        for spec in specs:
+            if spec.match_id in done or self._job_present(spec.match_id):
+                present += 1
+                continue
+            try:
+                self._enqueue_one(spec, store_url)
+            except DuplicateJobError:  # another enqueuer was first: still enqueued once
+                present += 1
+                continue
+            added += 1
+        log.info("queue %s: %d matches enqueued, %d present", self.queue.name, added, present)
+        return Enqueued(added, present)
+
+    def _enqueue_one(self, spec: MatchSpec, store_url: str) -> None:
+        from saloon.worker.jobs import match_job, on_match_failure
+
+        self.queue.enqueue(
+            match_job,
+            spec.to_json(),
+            store_url,
+            job_id=spec.match_id,
+            job_timeout=spec.job_timeout_s(get_game(spec.game).max_length),
+            retry=Retry(max=JOB_RETRIES, interval=list(RETRY_INTERVALS_S)),
+            result_ttl=RESULT_TTL_S,
+            failure_ttl=FAILURE_TTL_S,
+            on_failure=on_match_failure,
+            description=f"match {spec.match_id}",
+            # Atomic in Redis: two enqueuers of one season cannot both add a match.
+            unique=True,
+        )
+
+    def _job_present(self, job_id: str) -> bool:
+        try:
+            job = Job.fetch(job_id, connection=self.redis)
+        except NoSuchJobError:
+            return False
+        status = job.get_status(refresh=False)
+        if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+            job.delete()  # failed for good earlier: a new start gives it a new chance
+            return False
+        return True
+
+    def cancel(self, season_id: str) -> int:
+        """Drop the season's jobs that have not started (running ones finish; their
+        results are kept). Returns how many were dropped."""
+        prefix = f"{season_id}-"
+        dropped = 0
+        for job_id in self.queue.get_job_ids():
+            if job_id.startswith(prefix):
+                self.queue.remove(job_id)
+                Job(job_id, connection=self.redis).delete(remove_from_queue=False)
+                dropped += 1
+        scheduled = self.queue.scheduled_job_registry
+        for job_id in scheduled.get_job_ids():
+            if job_id.startswith(prefix):
+                scheduled.remove(job_id, delete_job=True)
+                dropped += 1
+        return dropped
+
+    def running(self, season_id: str) -> list[str]:
+        """Ids of the season's matches being played right now."""
+        prefix = f"{season_id}-"
+        ids = self.queue.started_job_registry.get_job_ids(cleanup=False)
+        return [i for i in ids if i.startswith(prefix)]
+
+    def queued(self, season_id: str) -> int:
+        """How many of the season's matches wait in the queue (or for a retry)."""
+        prefix = f"{season_id}-"
+        waiting = self.queue.get_job_ids() + self.queue.scheduled_job_registry.get_job_ids()
+        return sum(1 for i in waiting if i.startswith(prefix))
+
+
+def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
+    """Re-enqueue started jobs whose worker is gone (its alive key expired); their ids.
+
+    A job that started less than ``min_age_s`` ago is left alone (its worker may not have
+    written its alive key yet). A re-enqueued job spends one retry; one without retries
+    left goes to the failed registry (the store marks it FAILED through the callback).
+    """
+    from saloon.worker.jobs import on_match_failure
+
+    redis = queue.connection
+    registry = queue.started_job_registry
+    reaped = []
+    for job_id in registry.get_job_ids(cleanup=False):
+        try:
+            job = Job.fetch(job_id, connection=redis)
+        except NoSuchJobError:
+            registry.remove(job_id)
+            continue
+        if job.get_status(refresh=False) != JobStatus.STARTED:
+            continue
+        if job.worker_name and redis.exists(alive_key(job.worker_name)):
+            continue
+        started = job.started_at.timestamp() if job.started_at else 0.0
+        if time.time() - started < min_age_s:
+            continue
+        log.warning("%s: worker %s is gone; the job is abandoned", job.id, job.worker_name)
+        on_match_failure(job, redis, AbandonedByWorker, AbandonedByWorker(job.worker_name), None)
+        with redis.pipeline() as pipe:
+            registry.remove(job, pipeline=pipe)
+            if job.retries_left and job.retries_left > 0:
+                job.retry(queue, pipe)
+            else:
+                job.set_status(JobStatus.FAILED, pipeline=pipe)
+                queue.failed_job_registry.add(
+                    job, exc_string="abandoned by its worker", pipeline=pipe
+                )
+            pipe.execute()
+        reaped.append(job.id)
+    return reaped
+
+
+class AbandonedByWorker(Exception):
+    """The worker running a job died (killed, lost its host) before finishing it."""
+
+
+def promote_due(queue: Queue) -> int:
+    """Move retries whose backoff is over from the scheduled registry to the queue."""
+    registry = queue.scheduled_job_registry
+    due = registry.get_jobs_to_schedule()
+    moved = 0
+    for job_id in due:
+        try:
+            job = Job.fetch(job_id, connection=queue.connection)
+        except NoSuchJobError:
+            registry.remove(job_id)
+            continue
+        with queue.connection.pipeline() as pipe:
+            registry.remove(job, pipeline=pipe)
+            queue.enqueue_job(job, pipeline=pipe)
+            pipe.execute()
+        moved += 1
+    return moved
