@@ -25,7 +25,3 @@ class BotRefError(SeasonError):
 
 class QueueUnavailable(SeasonError):
     """No Redis answers at the queue URL (use --local to play on this machine)."""
-
-
-class UnknownSeasonError(SeasonError):
-    """A season id the store does not hold."""

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from saloon.worker.errors import SeasonError, UnknownSeasonError, WorkerError
+from saloon.worker.errors import SeasonError, UnknownSeason, WorkerError
 from saloon.worker.jobs import JobOutcome, run_match
 from saloon.worker.queue import Enqueued, SeasonQueue, reap_abandoned
 from saloon.worker.schedule import SeasonSpec, expand
@@ -65,7 +65,7 @@ def create(store: Store, season: SeasonSpec) -> list[MatchSpec]:
 def scheduled_specs(store: Store, season_id: str) -> list[tuple[MatchSpec, MatchStatus]]:
     """The season's match specs in schedule order, each with its status in the store."""
     if store.season(season_id) is None:
-        raise UnknownSeasonError(f"no season {season_id!r} in the store")
+        raise UnknownSeason(f"no season {season_id!r} in the store")
     return [(MatchSpec.from_json(r.spec), r.status) for r in store.scheduled(season_id)]
 
 
@@ -123,7 +123,7 @@ def progress(store: Store, season_id: str, queue: SeasonQueue | None = None) -> 
     is given)."""
     row = store.season(season_id)
     if row is None:
-        raise UnknownSeasonError(f"no season {season_id!r} in the store")
+        raise UnknownSeason(f"no season {season_id!r} in the store")
     if queue is not None:
         reap_abandoned(queue.queue)
     counts = store.progress(season_id)
