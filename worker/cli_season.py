@@ -370,7 +370,7 @@ def demo_seasons(rounds: int = DEMO_ROUNDS) -> list[Any]:
             entries.append(f"{names[len(entries) % len(names)]}#{len(entries)}")
         seasons.append(
             SeasonSpec(
-                season_id=f"demo.{game_id}",
+                season_id=f"demo-{game_id}",
                 game=game_id,
                 participants=tuple(entries),
                 seats=seats,

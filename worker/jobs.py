@@ -68,6 +68,8 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
     if row is None:
         raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
     if row.status is MatchStatus.DONE:
+        # Recorded by an earlier attempt, which may have failed just after (closing the season).
+        _close_season_when_done(store, row.season_id)
         return JobOutcome.DUPLICATE
     season = store.season(row.season_id)
     if row.status is MatchStatus.CANCELLED or (
@@ -90,12 +92,15 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
             _unrecorded.pop(next(iter(_unrecorded)))
         _unrecorded[spec.match_id] = played
         raise
-    if wrote and season is not None:
-        _close_season_when_done(store, season.season_id)
+    if wrote:
+        _close_season_when_done(store, row.season_id)
     return JobOutcome.RECORDED if wrote else JobOutcome.DUPLICATE
 
 
 def _close_season_when_done(store: Store, season_id: str) -> None:
+    season = store.season(season_id)
+    if season is None or season.status in (SeasonStatus.DONE, SeasonStatus.CANCELLED):
+        return
     progress = store.progress(season_id)
     if progress.remaining == 0 and progress.count(MatchStatus.FAILED) == 0:
         store.set_season_status(season_id, SeasonStatus.DONE)

@@ -9,7 +9,10 @@ processes); the switch to ``open_sandbox(kind).seat(...)`` happens here and nowh
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from saloon.referee.bots import GRPC_PREFIX, resolve_seat
 from saloon.referee.errors import RefereeError
@@ -17,11 +20,33 @@ from saloon.referee.games import get_game
 from saloon.referee.limits import SandboxLimits
 from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
+from saloon.referee.remote import ProcessSeat
 from saloon.referee.seats import Seat
 from saloon.worker.errors import BotRefError
 from saloon.worker.spec import ENTRY_TAG, HOUSE_PREFIX, STORED_PREFIX, MatchSpec, SandboxKind
 
 log = logging.getLogger(__name__)
+
+#: Runs first in a bot process (Linux): ask the kernel to SIGKILL it when the worker dies
+#: (PR_SET_PDEATHSIG; a worker killed with -9 cannot clean up), then become the bot runtime.
+_PARENT_WATCH = (
+    "import ctypes,os,sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
+    "os.getppid() == int(sys.argv[1]) or os._exit(1)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def runtime_command(bot: str) -> list[str] | None:
+    """The argv of a path bot's runtime process (None: BotProcess's default).
+
+    On Linux the runtime starts under a parent watch, so no bot process outlives a worker
+    that was killed outright.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    run = [sys.executable, "-m", "saloon.sdk.run", bot, "--socket", "{socket}"]
+    return [sys.executable, "-S", "-c", _PARENT_WATCH, str(os.getpid()), *run]
 
 
 @dataclass(frozen=True)
@@ -53,6 +78,12 @@ def seat_for(ref: str, game_id: str, sandbox: SandboxKind, limits: SandboxLimits
         seat = resolve_seat(bot, game_id)
     except RefereeError as exc:
         raise BotRefError(str(exc)) from None
+    if isinstance(seat, ProcessSeat):
+        # The same seat as resolve_seat's, with the runtime under the parent watch.
+        version = seat.bot_version
+        seat.close()
+        seat = ProcessSeat(bot, ref, runtime_command(str(Path(bot))))
+        seat.bot_version = version
     seat.bot_id = ref  # the record names the season's entry, tag included
     return seat
 

@@ -25,13 +25,14 @@ from dataclasses import dataclass
 
 from redis import Redis
 from redis.exceptions import RedisError
-from rq import Queue, Retry
+from rq import Callback, Queue, Retry
 from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
+from rq.registry import StartedJobRegistry
 
 from saloon.referee.games import get_game
 from saloon.worker.errors import QueueUnavailable
-from saloon.worker.spec import MatchSpec
+from saloon.worker.spec import MatchSpec, in_season
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class SeasonQueue:
             retry=Retry(max=JOB_RETRIES, interval=list(RETRY_INTERVALS_S)),
             result_ttl=RESULT_TTL_S,
             failure_ttl=FAILURE_TTL_S,
-            on_failure=on_match_failure,
+            on_failure=Callback(on_match_failure),
             description=f"match {spec.match_id}",
             # Atomic in Redis: two enqueuers of one season cannot both add a match.
             unique=True,
@@ -135,31 +136,28 @@ class SeasonQueue:
     def cancel(self, season_id: str) -> int:
         """Drop the season's jobs that have not started (running ones finish; their
         results are kept). Returns how many were dropped."""
-        prefix = f"{season_id}-"
         dropped = 0
         for job_id in self.queue.get_job_ids():
-            if job_id.startswith(prefix):
+            if in_season(job_id, season_id):
                 self.queue.remove(job_id)
                 Job(job_id, connection=self.redis).delete(remove_from_queue=False)
                 dropped += 1
         scheduled = self.queue.scheduled_job_registry
         for job_id in scheduled.get_job_ids():
-            if job_id.startswith(prefix):
+            if in_season(job_id, season_id):
                 scheduled.remove(job_id, delete_job=True)
                 dropped += 1
         return dropped
 
     def running(self, season_id: str) -> list[str]:
         """Ids of the season's matches being played right now."""
-        prefix = f"{season_id}-"
         ids = self.queue.started_job_registry.get_job_ids(cleanup=False)
-        return [i for i in ids if i.startswith(prefix)]
+        return [i for i in ids if in_season(i, season_id)]
 
     def queued(self, season_id: str) -> int:
         """How many of the season's matches wait in the queue (or for a retry)."""
-        prefix = f"{season_id}-"
         waiting = self.queue.get_job_ids() + self.queue.scheduled_job_registry.get_job_ids()
-        return sum(1 for i in waiting if i.startswith(prefix))
+        return sum(1 for i in waiting if in_season(i, season_id))
 
 
 def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
@@ -178,7 +176,7 @@ def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
         try:
             job = Job.fetch(job_id, connection=redis)
         except NoSuchJobError:
-            registry.remove(job_id)
+            drop_started(registry, job_id)
             continue
         if job.get_status(refresh=False) != JobStatus.STARTED:
             continue
@@ -187,10 +185,11 @@ def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
         started = job.started_at.timestamp() if job.started_at else 0.0
         if time.time() - started < min_age_s:
             continue
+        if not drop_started(registry, job.id):
+            continue  # another worker's keeper reaped it first
         log.warning("%s: worker %s is gone; the job is abandoned", job.id, job.worker_name)
         on_match_failure(job, redis, AbandonedByWorker, AbandonedByWorker(job.worker_name), None)
         with redis.pipeline() as pipe:
-            registry.remove(job, pipeline=pipe)
             if job.retries_left and job.retries_left > 0:
                 job.retry(queue, pipe)
             else:
@@ -203,6 +202,14 @@ def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
     return reaped
 
 
+def drop_started(registry: StartedJobRegistry, job_id: str) -> int:
+    """Remove every execution of ``job_id`` from RQ's started registry; how many were."""
+    entries = [
+        f"{j}:{e}" for j, e in registry.get_job_and_execution_ids(cleanup=False) if j == job_id
+    ]
+    return int(registry.connection.zrem(registry.key, *entries)) if entries else 0
+
+
 class AbandonedByWorker(Exception):
     """The worker running a job died (killed, lost its host) before finishing it."""
 
@@ -210,17 +217,15 @@ class AbandonedByWorker(Exception):
 def promote_due(queue: Queue) -> int:
     """Move retries whose backoff is over from the scheduled registry to the queue."""
     registry = queue.scheduled_job_registry
-    due = registry.get_jobs_to_schedule()
     moved = 0
-    for job_id in due:
+    for job_id in registry.get_jobs_to_schedule():
+        # Only the keeper that removes the entry enqueues it (several workers promote).
+        if not registry.remove(job_id):
+            continue
         try:
             job = Job.fetch(job_id, connection=queue.connection)
         except NoSuchJobError:
-            registry.remove(job_id)
             continue
-        with queue.connection.pipeline() as pipe:
-            registry.remove(job, pipeline=pipe)
-            queue.enqueue_job(job, pipeline=pipe)
-            pipe.execute()
+        queue.enqueue_job(job)
         moved += 1
     return moved

@@ -32,8 +32,8 @@ from saloon.worker.errors import SeasonSpecError
 HOUSE_PREFIX = "house:"
 STORED_PREFIX = "bot:"
 ENTRY_TAG = "#"
-#: Season ids: short, safe in a Redis key, a file name and a URL; never ``local-...``.
-SEASON_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.]{0,47}(-[a-z0-9_.]+)*$")
+#: Season ids: short, safe as an RQ job id, a file name and a URL; never ``local-...``.
+SEASON_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
 #: Seconds a match's queue job may run past the match's own wall-clock cap (start-up of a
 #: sandbox, recording the result) before RQ kills it: the referee's cap fires first.
 JOB_TIMEOUT_MARGIN_S = 60
@@ -50,10 +50,16 @@ def check_season_id(season_id: str) -> str:
     """The id unchanged if it can name a season; SeasonSpecError otherwise."""
     if not SEASON_ID_RE.match(season_id) or season_id.startswith("local"):
         raise SeasonSpecError(
-            f"season id {season_id!r}: use 1-48 lower-case letters, digits, '.', '_' and '-' "
+            f"season id {season_id!r}: use 1-48 lower-case letters, digits, '_' and '-' "
             "(not starting with 'local', which names matches played outside a season)"
         )
     return season_id
+
+
+def in_season(match_id: str, season_id: str) -> bool:
+    """True when ``match_id`` is one of season ``season_id``'s (not of ``<season_id>-x``)."""
+    head, sep, index = match_id.rpartition("-")
+    return bool(sep) and head == season_id and index.isdigit()
 
 
 def match_id(season_id: str, index: int) -> str:
