@@ -153,6 +153,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
         "demo", help="a short season of the house bots for each game, with standings"
     )
     demo.add_argument("--rounds", type=_int_in(1, 100), default=DEMO_ROUNDS)
+    demo.add_argument("--game", action="append", help="only this game (repeatable)")
     demo.add_argument("--store", help="keep the results in this store (default: a temp file)")
     demo.set_defaults(handler=cmd_demo)
     return (WorkerError,)
@@ -340,7 +341,8 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
     """Run a match worker until stopped."""
     import logging
 
-    from saloon.worker.worker_main import DEFAULT_QUEUE, run_worker
+    from saloon.worker.queue import DEFAULT_QUEUE
+    from saloon.worker.worker_main import run_worker
 
     del out
     logging.getLogger().setLevel(logging.INFO)
@@ -390,6 +392,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         url = args.store or os.path.join(tmp, "demo.db")
         with Store.open(url) as store:
             for season in demo_seasons(args.rounds):
+                if args.game and season.game not in args.game:
+                    continue
                 create(store, season)
                 started = time.perf_counter()
                 played = run_here(store, season.season_id)

@@ -72,13 +72,17 @@ def scheduled_specs(store: Store, season_id: str) -> list[tuple[MatchSpec, Match
 def start(store: Store, queue: SeasonQueue, season_id: str, store_url: str) -> Enqueued:
     """Enqueue every match of the season not yet recorded (idempotent)."""
     rows = scheduled_specs(store, season_id)
-    row = store.season(season_id)
-    if row is not None and row.status is SeasonStatus.CANCELLED:
-        raise SeasonError(f"season {season_id} was cancelled")
+    _refuse_cancelled(store, season_id)
     store.set_season_status(season_id, SeasonStatus.RUNNING)
     done = frozenset(s.match_id for s, st in rows if st is MatchStatus.DONE)
     todo = [s for s, st in rows if st is not MatchStatus.CANCELLED]
     return queue.enqueue(todo, store_url, done)
+
+
+def _refuse_cancelled(store: Store, season_id: str) -> None:
+    row = store.season(season_id)
+    if row is not None and row.status is SeasonStatus.CANCELLED:
+        raise SeasonError(f"season {season_id} was cancelled")
 
 
 def run_here(
@@ -92,6 +96,7 @@ def run_here(
     so the same seed gives the same records. Returns how many matches were recorded.
     """
     rows = scheduled_specs(store, season_id)
+    _refuse_cancelled(store, season_id)
     store.set_season_status(season_id, SeasonStatus.RUNNING)
     recorded = 0
     for spec, status in rows:
