@@ -20,7 +20,7 @@ from saloon.worker.errors import BotRefError, SeasonSpecError, WorkerError
 from saloon.worker.play import PlayedMatch, play_spec
 from saloon.worker.spec import MatchSpec
 from saloon.worker.store import Store
-from saloon.worker.store_rows import MatchStatus, SeasonStatus
+from saloon.worker.store_rows import MatchStatus
 
 log = logging.getLogger(__name__)
 
@@ -63,18 +63,18 @@ def close_stores() -> None:
 
 
 def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
-    """Play the scheduled match of ``spec`` unless it is done or cancelled; record it once."""
+    """Play the scheduled match of ``spec`` unless it is done or cancelled; record it once.
+
+    Three store round trips per match: read its status, mark it RUNNING (counts the
+    attempt), record the result. The season's own status is settled by whoever reads its
+    progress (saloon.worker.seasons.progress), not by every job.
+    """
     row = store.scheduled_match(spec.match_id)
     if row is None:
         raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
     if row.status is MatchStatus.DONE:
-        # Recorded by an earlier attempt, which may have failed just after (closing the season).
-        _close_season_when_done(store, row.season_id)
         return JobOutcome.DUPLICATE
-    season = store.season(row.season_id)
-    if row.status is MatchStatus.CANCELLED or (
-        season is not None and season.status is SeasonStatus.CANCELLED
-    ):
+    if row.status is MatchStatus.CANCELLED:  # cancelling a season cancels its waiting matches
         return JobOutcome.CANCELLED
     played = _unrecorded.pop(spec.match_id, None)
     if played is None:
@@ -92,18 +92,7 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
             _unrecorded.pop(next(iter(_unrecorded)))
         _unrecorded[spec.match_id] = played
         raise
-    if wrote:
-        _close_season_when_done(store, row.season_id)
     return JobOutcome.RECORDED if wrote else JobOutcome.DUPLICATE
-
-
-def _close_season_when_done(store: Store, season_id: str) -> None:
-    season = store.season(season_id)
-    if season is None or season.status in (SeasonStatus.DONE, SeasonStatus.CANCELLED):
-        return
-    progress = store.progress(season_id)
-    if progress.remaining == 0 and progress.count(MatchStatus.FAILED) == 0:
-        store.set_season_status(season_id, SeasonStatus.DONE)
 
 
 def match_job(spec_json: dict[str, Any], store_url: str) -> str:

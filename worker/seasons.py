@@ -106,6 +106,7 @@ def run_here(
         recorded += outcome is JobOutcome.RECORDED
         if on_match is not None:
             on_match(spec, outcome)
+    progress(store, season_id)  # settles the season's status
     return recorded
 
 
@@ -132,13 +133,19 @@ def progress(store: Store, season_id: str, queue: SeasonQueue | None = None) -> 
     if queue is not None:
         reap_abandoned(queue.queue)
     counts = store.progress(season_id)
+    status = row.status
+    failed = counts.count(MatchStatus.FAILED)
+    if status in (SeasonStatus.CREATED, SeasonStatus.RUNNING) and counts.remaining == 0:
+        # Nothing left to play: settle the season (`start` again retries failed matches).
+        status = SeasonStatus.FAILED if failed else SeasonStatus.DONE
+        store.set_season_status(season_id, status)
     return SeasonProgress(
         season_id=season_id,
-        status=row.status,
+        status=status,
         total=counts.total,
         done=counts.done,
         running=counts.count(MatchStatus.RUNNING),
-        failed=counts.count(MatchStatus.FAILED),
+        failed=failed,
         cancelled=counts.count(MatchStatus.CANCELLED),
     )
 
