@@ -18,7 +18,7 @@ from saloon.worker.queue import Enqueued, SeasonQueue, reap_abandoned
 from saloon.worker.schedule import SeasonSpec, expand
 from saloon.worker.spec import MatchSpec
 from saloon.worker.store import Store
-from saloon.worker.store_rows import MatchStatus, ScheduledMatch, SeasonStatus
+from saloon.worker.store_rows import MatchStatus, ResultRow, ScheduledMatch, SeasonStatus
 
 log = logging.getLogger(__name__)
 
@@ -162,3 +162,28 @@ def cancel(store: Store, season_id: str, queue: SeasonQueue | None = None) -> in
     if queue is not None:
         queue.cancel(season_id)
     return dropped
+
+
+@dataclass(frozen=True)
+class SeasonResult:
+    """One recorded match of a season, with its place in the schedule and its deal group."""
+
+    index: int
+    #: Duplicate deals: matches sharing ``deal`` replay one deal with rotated seats (None
+    #: when the season has no duplicate deals).
+    deal: int | None
+    result: ResultRow
+
+
+def season_results(store: Store, season_id: str) -> list[SeasonResult]:
+    """The season's recorded results in SCHEDULE order, each with its deal group.
+
+    What ratings fold over: schedule order (never completion order), aborted matches
+    included (``result.outcome``; skip them), unplayed matches absent.
+    """
+    deals = {row.match_id: (row.index, row.spec.get("deal")) for row in store.scheduled(season_id)}
+    out = []
+    for result in store.results(season_id=season_id):
+        index, deal = deals[result.match_id]
+        out.append(SeasonResult(index, None if deal is None else int(deal), result))
+    return out

@@ -10,6 +10,7 @@ from saloon.referee.cli import main
 from saloon.referee.games import game_ids
 from saloon.worker.cli_season import demo_seasons
 from saloon.worker.schedule import expand
+from saloon.worker.seasons import season_results
 from saloon.worker.store import Store
 
 WSD = ["--game", "western-showdown-v1", "--bot", "house:greedy", "--bot", "house:random"]
@@ -105,3 +106,21 @@ def test_the_demo_covers_every_game(tmp_path: Path, capsys: pytest.CaptureFixtur
     code, out, err = saloon(capsys, "demo", "--rounds", "1", "--game", "western-showdown-v1")
     assert code == 0, err
     assert "western-showdown-v1: 12 matches" in out and "house:greedy#2" in out
+
+
+def test_season_results_come_in_schedule_order_with_their_deals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "s.db")
+    args = [*WSD, "--bot", "house:greedy#2", "--duplicate", "--store", db, "--local"]
+    assert saloon(capsys, "season", "run", "d1", *args)[0] == 0
+    with Store.open(db) as store:
+        rows = season_results(store, "d1")
+        records = [store.match_record(r.result.match_id) for r in rows]
+    assert [r.index for r in rows] == list(range(6))
+    assert [r.deal for r in rows] == [0, 0, 1, 1, 2, 2]
+    for first, second in zip(records[::2], records[1::2], strict=True):
+        assert first and second and first["seed"] == second["seed"]
+        # the same deal: the same first chance event (the shuffle), seats swapped
+        assert first["log"][0] == second["log"][0]
+        assert [s["bot"] for s in first["seats"]] == [s["bot"] for s in second["seats"]][::-1]
