@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))  # bench/ runs from a checkout: tests.services is 
 
 from saloon.referee.limits import MatchLimits  # noqa: E402
 from saloon.worker.play import play_spec  # noqa: E402
-from saloon.worker.queue import ALIVE_PREFIX, DEFAULT_REDIS_URL, SeasonQueue, connect  # noqa: E402
+from saloon.worker.queue import ALIVE_PREFIX, SeasonQueue, connect  # noqa: E402
+from saloon.worker.queue_defaults import DEFAULT_REDIS_URL  # noqa: E402
 from saloon.worker.schedule import SeasonSpec, expand  # noqa: E402
 from saloon.worker.seasons import create, progress, start  # noqa: E402
 from saloon.worker.store import Store  # noqa: E402

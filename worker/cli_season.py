@@ -18,6 +18,12 @@ from typing import Any, TextIO
 
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_START_MS
 from saloon.worker.errors import WorkerError
+from saloon.worker.queue_defaults import (
+    DEFAULT_MAX_JOBS,
+    DEFAULT_QUEUE,
+    DEFAULT_REDIS_URL,
+    REDIS_ENV,
+)
 
 #: Seconds between two looks at a followed season.
 FOLLOW_INTERVAL_S = 0.5
@@ -55,8 +61,6 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_queue(parser: argparse.ArgumentParser) -> None:
-    from saloon.worker.queue import DEFAULT_QUEUE, DEFAULT_REDIS_URL, REDIS_ENV
-
     parser.add_argument(
         "--redis",
         default=os.environ.get(REDIS_ENV, DEFAULT_REDIS_URL),
@@ -143,10 +147,8 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     _add_queue(run)
     run.set_defaults(handler=cmd_run)
 
-    from saloon.worker import worker_main
-
     worker = subparsers.add_parser("worker", help="run an RQ worker that plays season matches")
-    worker_main.add_arguments(worker)
+    add_worker_arguments(worker)
     worker.set_defaults(handler=cmd_worker)
 
     demo = subparsers.add_parser(
@@ -157,6 +159,25 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     demo.add_argument("--store", help="keep the results in this store (default: a temp file)")
     demo.set_defaults(handler=cmd_demo)
     return (WorkerError,)
+
+
+def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    """The worker's options (``saloon worker`` and ``python -m saloon.worker.worker_main``)."""
+    parser.add_argument(
+        "--redis",
+        default=os.environ.get(REDIS_ENV, DEFAULT_REDIS_URL),
+        help=f"Redis URL of the queue (default ${REDIS_ENV} or {DEFAULT_REDIS_URL})",
+    )
+    parser.add_argument(
+        "--queue", action="append", help=f"queue name, repeatable (default {DEFAULT_QUEUE})"
+    )
+    parser.add_argument("--burst", action="store_true", help="stop when the queue is empty")
+    parser.add_argument(
+        "--max-jobs",
+        type=int,
+        default=DEFAULT_MAX_JOBS,
+        help=f"restart as a fresh process after this many jobs (default {DEFAULT_MAX_JOBS})",
+    )
 
 
 # -- handlers ---------------------------------------------------------------------------
@@ -341,7 +362,6 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
     """Run a match worker until stopped."""
     import logging
 
-    from saloon.worker.queue import DEFAULT_QUEUE
     from saloon.worker.worker_main import run_worker
 
     del out

@@ -32,16 +32,11 @@ from rq.registry import StartedJobRegistry
 
 from saloon.referee.games import get_game
 from saloon.worker.errors import QueueUnavailable
+from saloon.worker.queue_defaults import DEFAULT_QUEUE
 from saloon.worker.spec import MatchSpec, in_season
 
 log = logging.getLogger(__name__)
 
-#: Default Redis URL of the queue (SALOON_REDIS overrides it on the command line).
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-#: Environment variable naming the queue's Redis URL.
-REDIS_ENV = "SALOON_REDIS"
-#: Default RQ queue name of season matches.
-DEFAULT_QUEUE = "saloon"
 #: Retries of a match job after an infrastructure failure...
 JOB_RETRIES = 5
 #: ... with these waits (seconds) before each retry.

@@ -33,22 +33,13 @@ from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 
+from saloon.worker.cli_season import add_worker_arguments
 from saloon.worker.jobs import close_stores
-from saloon.worker.queue import (
-    ALIVE_TTL_S,
-    DEFAULT_QUEUE,
-    DEFAULT_REDIS_URL,
-    REDIS_ENV,
-    alive_key,
-    connect,
-    promote_due,
-    reap_abandoned,
-)
+from saloon.worker.queue import ALIVE_TTL_S, alive_key, connect, promote_due, reap_abandoned
+from saloon.worker.queue_defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE
 
 log = logging.getLogger(__name__)
 
-#: Jobs a worker process plays before it re-executes itself as a fresh process.
-DEFAULT_MAX_JOBS = 500
 #: Seconds between the keeper thread's rounds (alive key, reaping, due retries).
 KEEPER_INTERVAL_S = 1.0
 #: Pause before a worker restarts after losing Redis outside RQ's own reconnect loop.
@@ -141,31 +132,10 @@ def run_worker(
         os.execv(restart[0], list(restart))
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The worker's command-line options (shared by ``saloon worker`` and ``python -m``)."""
-    parser.add_argument(
-        "--redis",
-        default=os.environ.get(REDIS_ENV, DEFAULT_REDIS_URL),
-        help=f"Redis URL of the queue (default ${REDIS_ENV} or {DEFAULT_REDIS_URL})",
-    )
-    parser.add_argument(
-        "--queue",
-        action="append",
-        help=f"queue name, repeatable (default {DEFAULT_QUEUE})",
-    )
-    parser.add_argument("--burst", action="store_true", help="stop when the queue is empty")
-    parser.add_argument(
-        "--max-jobs",
-        type=int,
-        default=DEFAULT_MAX_JOBS,
-        help=f"restart as a fresh process after this many jobs (default {DEFAULT_MAX_JOBS})",
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m saloon.worker.worker_main``: run a match worker."""
     parser = argparse.ArgumentParser(prog="saloon worker", description=__doc__.splitlines()[0])
-    add_arguments(parser)
+    add_worker_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     restart = [sys.executable, "-m", "saloon.worker.worker_main", *(argv or sys.argv[1:])]

@@ -124,3 +124,16 @@ def test_season_results_come_in_schedule_order_with_their_deals(
         # the same deal: the same first chance event (the shuffle), seats swapped
         assert first["log"][0] == second["log"][0]
         assert [s["bot"] for s in first["seats"]] == [s["bot"] for s in second["seats"]][::-1]
+
+
+def test_the_season_commands_keep_saloon_play_light() -> None:
+    """Building the parser (every `saloon` command does) imports no rq, redis, SQL or rich."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from saloon.referee.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in ('rq', 'redis', 'sqlalchemy', 'rich') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
