@@ -182,7 +182,8 @@ def test_one_worker_two_workers_and_the_local_run_record_the_same(
 ) -> None:
     players = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
     tag = uuid.uuid4().hex[:6]
-    workers.start(redis_url, queue_name)  # boots while the local run plays
+    # Boots while the local run plays; re-executes itself as a fresh process every 5 jobs.
+    workers.start(redis_url, queue_name, "--max-jobs", "5")
     with Store.open(pg_url) as store:
         queue = SeasonQueue(connect(redis_url), queue_name)
         create(store, season(f"t{tag}-local", players))
@@ -200,6 +201,7 @@ def test_one_worker_two_workers_and_the_local_run_record_the_same(
             wait_done(store, sid, workers)
             assert comparable(recorded_once(store, sid)) == local
             assert store.season(sid).status.value == "done"  # type: ignore[union-attr]
+    assert "restarting as a fresh process" in workers.logs()
 
 
 def test_a_worker_killed_mid_match_leaves_nothing_behind(

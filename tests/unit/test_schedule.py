@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from saloon.referee.limits import wall_cap_ms
 from saloon.worker.errors import SeasonSpecError
 from saloon.worker.schedule import (
     CYCLIC_PAIR_SPREAD,
@@ -20,7 +21,7 @@ from saloon.worker.schedule import (
     round_tables,
     uses_full_set,
 )
-from saloon.worker.spec import MatchSpec
+from saloon.worker.spec import JOB_TIMEOUT_MARGIN_S, MatchSpec
 
 
 def season(n: int, k: int, rounds: int = 1, duplicate: bool = False, seed: int = 1) -> SeasonSpec:
@@ -142,3 +143,12 @@ def test_bad_seasons_are_refused(change: dict[str, object], message: str) -> Non
     raw = season(4, 3).to_json() | change
     with pytest.raises(SeasonSpecError, match=message):
         expand(SeasonSpec.from_json(raw))
+
+
+def test_a_job_times_out_after_the_matchs_own_wall_clock_cap() -> None:
+    spec = expand(season(4, 3))[0]
+    cap = spec.wall_cap_ms(1000)
+    assert cap == wall_cap_ms(spec.limits, 3, 1000)
+    assert spec.job_timeout_s(1000) == -(-cap // 1000) + JOB_TIMEOUT_MARGIN_S
+    fixed = MatchSpec.from_json(spec.to_json() | {"wall_ms": 2500})
+    assert fixed.wall_cap_ms(1000) == 2500 and fixed.job_timeout_s(1000) == 3 + JOB_TIMEOUT_MARGIN_S

@@ -32,6 +32,8 @@ def test_run_locally_then_status(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, out, _ = saloon(capsys, "season", "status", "w1", "--store", db)
     assert code == 0
     assert "w1 (done): 4 done, 0 running, 0 failed, 0 remaining of 4" in out
+    code, out, _ = saloon(capsys, "season", "status", "w1", "--store", db, "--follow")
+    assert code == 0 and "4/4" in out  # the progress bar, complete
     # Running it again plays nothing: every match is recorded once.
     code, out, _ = saloon(capsys, "season", "run", "w1", "--store", db, "--local")
     assert code == 0 and "0 matches recorded here" in out
