@@ -126,9 +126,7 @@ def through_workers(
             p.terminate()
         for p in procs:
             p.wait(10)
-        from rq import Queue
-
-        Queue(qname, connection=redis).delete(delete_jobs=True)
+        SeasonQueue(redis, qname).purge()
 
 
 def main() -> int:

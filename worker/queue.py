@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -143,6 +144,27 @@ class SeasonQueue:
                 scheduled.remove(job_id, delete_job=True)
                 dropped += 1
         return dropped
+
+    def purge(self) -> int:
+        """Delete the queue with every job it holds or held and its registries (tests,
+        benchmarks, a queue being retired); how many jobs were deleted."""
+        q = self.queue
+        registries = [
+            q.finished_job_registry,
+            q.failed_job_registry,
+            q.scheduled_job_registry,
+            q.deferred_job_registry,
+            q.canceled_job_registry,
+        ]
+        ids = set(q.get_job_ids()) | set(q.started_job_registry.get_job_ids(cleanup=False))
+        for registry in registries:
+            ids.update(registry.get_job_ids(cleanup=False))
+        for job_id in ids:
+            with contextlib.suppress(NoSuchJobError):
+                Job.fetch(job_id, connection=self.redis).delete()
+        self.redis.delete(q.started_job_registry.key, *(r.key for r in registries))
+        q.delete(delete_jobs=True)
+        return len(ids)
 
     def running(self, season_id: str) -> list[str]:
         """Ids of the season's matches being played right now."""

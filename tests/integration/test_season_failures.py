@@ -24,7 +24,7 @@ from rq.job import Job
 
 from saloon.referee.limits import MatchLimits
 from saloon.referee.record import without_timing
-from saloon.worker.queue import SeasonQueue, alive_key, connect, drop_started
+from saloon.worker.queue import SeasonQueue, alive_key, connect
 from saloon.worker.schedule import SeasonSpec
 from saloon.worker.seasons import create, progress, run_here, start
 from saloon.worker.store import Store
@@ -48,28 +48,7 @@ def pg_url() -> Iterator[str]:
 def queue_name(redis_url: str) -> Iterator[str]:
     name = f"test-seasons-{uuid.uuid4().hex[:8]}"
     yield name
-    try:
-        redis = connect(redis_url)
-    except Exception:
-        return
-    _drop_queue(redis, name)
-
-
-def _drop_queue(redis: Any, name: str) -> None:
-    from rq import Queue
-
-    queue = Queue(name, connection=redis)
-    for job_id in queue.started_job_registry.get_job_ids(cleanup=False):
-        drop_started(queue.started_job_registry, job_id)
-        redis.delete(f"rq:job:{job_id}")
-    for registry in (
-        queue.finished_job_registry,
-        queue.failed_job_registry,
-        queue.scheduled_job_registry,
-    ):
-        for job_id in registry.get_job_ids(cleanup=False):
-            registry.remove(job_id, delete_job=True)
-    queue.delete(delete_jobs=True)
+    SeasonQueue(connect(redis_url), name).purge()
 
 
 class Workers:
