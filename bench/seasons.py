@@ -113,7 +113,7 @@ def through_workers(
             started = time.perf_counter()
             start(store, SeasonQueue(redis, qname), sid, store_url)
             while not progress(store, sid).finished:
-                time.sleep(0.05)
+                time.sleep(0.2)  # a light poll: the bench must not load the store itself
             wall = time.perf_counter() - started
             results = store.results(season_id=sid)
             inner = []
@@ -148,7 +148,7 @@ def main() -> int:
         for game in args.game or GAMES:
             rounds = args.rounds if game == "seas-of-strife-v1" else 1
             _rows(table, args, store_url, game, rounds)
-    Console().print(table)
+    Console(width=150).print(table)
     return 0
 
 

@@ -1,8 +1,9 @@
 """Seasons on RQ: one job per match (job id = match id), retries, abandoned-job reaping.
 
 * **Enqueue once**: the job id is the match id; a match whose job exists (queued, running,
-  scheduled for a retry, finished) or whose result is recorded is not enqueued again, so
-  starting a season twice does not double it. A job that failed for good is re-enqueued.
+  waiting for a retry) or whose result is recorded is not enqueued again, so starting a
+  season twice does not double it. A job that failed for good is re-enqueued. Finished
+  jobs are deleted at once (the store holds the result).
 * **Retries**: every job carries ``Retry(max=JOB_RETRIES, interval=RETRY_INTERVALS_S)``:
   an infrastructure failure (store unavailable, sandbox error, the job timed out) retries
   with backoff. Bot faults are results and never fail a job.
@@ -42,8 +43,9 @@ log = logging.getLogger(__name__)
 JOB_RETRIES = 5
 #: ... with these waits (seconds) before each retry.
 RETRY_INTERVALS_S = (1, 2, 4, 8, 16)
-#: How long a job's result (the outcome string) stays in Redis; the store keeps the record.
-RESULT_TTL_S = 24 * 3600
+#: How long a finished job stays in Redis: not at all (the store holds the result, and a
+#: second ``start`` skips recorded matches); saves RQ's result writes on every match.
+RESULT_TTL_S = 0
 #: How long a job that failed for good stays in RQ's failed registry.
 FAILURE_TTL_S = 7 * 24 * 3600
 #: A worker's alive key lives this long; the worker refreshes it every second.
