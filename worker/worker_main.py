@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
+from rq.job import Job
 
 from saloon.worker.cli_season import add_worker_arguments
 from saloon.worker.jobs import close_stores
@@ -55,6 +56,13 @@ class MatchWorker(SimpleWorker):
         super().__init__(list(queues), connection=connection, worker_ttl=WORKER_TTL_S, **kw)  # type: ignore[arg-type]
         self._keeper_stop = threading.Event()
         self._keeper: threading.Thread | None = None
+        #: Jobs this worker ran (RQ keeps its own counters in Redis only).
+        self.jobs_played = 0
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        """Run the job in this process (SimpleWorker), counting it."""
+        self.jobs_played += 1
+        super().execute_job(job, queue)
 
     def start_keeper(self) -> None:
         """Start the keeper thread (alive key, abandoned jobs, due retries)."""
@@ -109,7 +117,7 @@ def run_worker(
                 worker.work(burst=burst, max_jobs=max_jobs, logging_level="WARNING")
             finally:
                 worker.stop_keeper()
-            jobs_done = worker.successful_job_count + worker.failed_job_count
+            jobs_done = worker.jobs_played
         except RedisError as exc:
             log.warning("worker: Redis error (%s); restarting in %.0f s", exc, RESTART_PAUSE_S)
             time.sleep(RESTART_PAUSE_S)
