@@ -91,6 +91,10 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
     play = sub.add_parser(
         "play",
         help="play one match (house bots in-process, bot paths over gRPC), print its log",
+        epilog="A bot path runs in the process sandbox: its own process, PID namespace, "
+        "rlimits, an allow-listed environment and (under root) an unprivileged uid. The "
+        "process sandbox is NOT a security boundary: the bot shares this machine's kernel, "
+        "files and network. Run untrusted bots in containers (docs/sandbox.md).",
     )
     play.add_argument("game", help="a game id, e.g. seas-of-strife-v1 (see `saloon games`)")
     play.add_argument(
