@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from saloon.referee.botprocess import BotProcess
 from saloon.referee.bots import GRPC_PREFIX, resolve_seat
 from saloon.referee.errors import RefereeError
 from saloon.referee.games import get_game
@@ -22,31 +23,34 @@ from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
 from saloon.referee.seats import Seat
+from saloon.sdk.errors import BotLoadError
+from saloon.sdk.loader import bot_entry, bot_version
 from saloon.worker.errors import BotRefError
 from saloon.worker.spec import ENTRY_TAG, HOUSE_PREFIX, STORED_PREFIX, MatchSpec, SandboxKind
 
 log = logging.getLogger(__name__)
 
 #: Runs first in a bot process (Linux): ask the kernel to SIGKILL it when the worker dies
-#: (PR_SET_PDEATHSIG; a worker killed with -9 cannot clean up), then become the bot runtime.
+#: (PR_SET_PDEATHSIG; a worker killed with -9 cannot clean up), then exec the sandbox's own
+#: command line (limits, namespaces, user, runtime), which passes the signal on: the
+#: sandbox's unshare --kill-child / setpriv --pdeathsig end the runtime with it.
 _PARENT_WATCH = (
     "import ctypes,os,sys\n"
     "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
     "os.getppid() == int(sys.argv[1]) or os._exit(1)\n"
-    "os.execv(sys.argv[2], sys.argv[2:])\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
 )
 
 
-def runtime_command(bot: str) -> list[str] | None:
-    """The argv of a path bot's runtime process (None: BotProcess's default).
+class WatchedBotProcess(BotProcess):
+    """A bot runtime process that also dies when its worker dies (Linux)."""
 
-    On Linux the runtime starts under a parent watch, so no bot process outlives a worker
-    that was killed outright.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    run = [sys.executable, "-m", "saloon.sdk.run", bot, "--socket", "{socket}"]
-    return [sys.executable, "-S", "-c", _PARENT_WATCH, str(os.getpid()), *run]
+    def argv(self) -> list[str]:
+        """The sandbox's command line, started under the parent-death watch."""
+        inner = super().argv()
+        if not sys.platform.startswith("linux"):
+            return inner
+        return [sys.executable, "-S", "-c", _PARENT_WATCH, str(os.getpid()), *inner]
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,8 @@ class PlayedMatch:
 def seat_for(ref: str, game_id: str, sandbox: SandboxKind, limits: SandboxLimits) -> Seat:
     """A live seat for bot reference ``ref``; BotRefError when this worker cannot run it.
 
-    ``limits`` are the sandbox limits the seat runs under (applied once the sandbox module
-    replaces the referee's plain process seat here).
+    ``limits`` are the sandbox limits a bot path's process runs under.
     """
-    del limits  # the referee's process seat takes no limits; open_sandbox's seats do
     bot, _, _tag = ref.partition(ENTRY_TAG)
     if ref.startswith(STORED_PREFIX):
         raise BotRefError(
@@ -74,16 +76,20 @@ def seat_for(ref: str, game_id: str, sandbox: SandboxKind, limits: SandboxLimits
         raise BotRefError(f"seat {ref!r}: a season cannot seat a grpc target")
     if sandbox is SandboxKind.DOCKER and not ref.startswith(HOUSE_PREFIX):
         raise BotRefError(f"seat {ref!r}: this worker has no docker sandbox yet")
+    if not bot.startswith(HOUSE_PREFIX) and Path(bot).exists():
+        # A bot path: the process sandbox under the season's limits, under the parent watch.
+        try:
+            bot_entry(bot)
+        except BotLoadError as exc:
+            raise BotRefError(str(exc)) from None
+        process_seat = ProcessSeat(bot, ref, limits=limits)
+        process_seat.process.__class__ = WatchedBotProcess
+        process_seat.bot_version = bot_version(bot)
+        return process_seat
     try:
         seat = resolve_seat(bot, game_id)
     except RefereeError as exc:
         raise BotRefError(str(exc)) from None
-    if isinstance(seat, ProcessSeat):
-        # The same seat as resolve_seat's, with the runtime under the parent watch.
-        version = seat.bot_version
-        seat.close()
-        seat = ProcessSeat(bot, ref, runtime_command(str(Path(bot))))
-        seat.bot_version = version
     seat.bot_id = ref  # the record names the season's entry, tag included
     return seat
 

@@ -140,18 +140,20 @@ def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def bot_processes(marker: str) -> list[int]:
-    """Pids of live processes whose command line mentions ``marker``."""
+def bot_processes(marker: str, parent: int | None = None) -> list[int]:
+    """Pids of live processes whose command line mentions ``marker`` (children of
+    ``parent`` only, when given)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            state = (entry / "stat").read_text().split(") ")[-1][:1]
+            fields = (entry / "stat").read_text().split(") ")[-1].split()
         except OSError:
             continue
-        if marker in cmdline and state != "Z":
+        state, ppid = fields[0], int(fields[1])
+        if marker in cmdline and state != "Z" and parent in (None, ppid):
             pids.append(int(entry.name))
     return pids
 
@@ -203,15 +205,22 @@ def test_a_worker_killed_mid_match_leaves_nothing_behind(
             for job_id in queue.running(sid):
                 job = Job.fetch(job_id, connection=redis)
                 pid = redis.get(alive_key(job.worker_name or ""))
-                if bot_processes(bot.name) and pid is not None and int(pid) in procs:
+                # A match takes ~1 s here: one that started 0.6 s ago and whose bot
+                # process runs under its worker is surely still on.
+                age = time.time() - job.started_at.timestamp() if job.started_at else 9.0
+                if pid is None or int(pid) not in procs or age > 0.6:
+                    continue
+                if bot_processes(bot.name, parent=int(pid)):
                     killed_match, victim = job_id, procs[int(pid)]
                     break
-            time.sleep(0.02)
+            time.sleep(0.01)
         assert victim is not None, "no worker started a match"
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(10)
         wait_done(store, sid, workers)
         recorded_once(store, sid)
+        # the path bot played every match cleanly (its process started and answered)
+        assert [s.faults for r in store.results(season_id=sid) for s in r.seats] == [0] * 9
         row = store.scheduled_match(killed_match)
         assert row is not None and row.attempts >= 2  # played again after the kill
     workers.stop()
