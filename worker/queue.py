@@ -159,12 +159,15 @@ class SeasonQueue:
             q.canceled_job_registry,
         ]
         ids = set(q.get_job_ids()) | set(q.started_job_registry.get_job_ids(cleanup=False))
+        ids.update(q.intermediate_queue.get_job_ids())
         for registry in registries:
             ids.update(registry.get_job_ids(cleanup=False))
         for job_id in ids:
             with contextlib.suppress(NoSuchJobError):
                 Job.fetch(job_id, connection=self.redis).delete()
-        self.redis.delete(q.started_job_registry.key, *(r.key for r in registries))
+        seen = list(self.redis.scan_iter(f"{q.intermediate_queue.key}:first_seen:*"))
+        keys = [q.started_job_registry.key, q.intermediate_queue.key, *seen]
+        self.redis.delete(*keys, *(r.key for r in registries))
         q.delete(delete_jobs=True)
         return len(ids)
 
@@ -219,6 +222,32 @@ def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
             pipe.execute()
         reaped.append(job.id)
     return reaped
+
+
+def rescue_popped(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
+    """Re-enqueue jobs a worker popped from the queue but never started (it lost Redis or
+    died in between): RQ parks a popped job in its intermediate queue until the job is in
+    the started registry, and would only clean it up after a minute. Their ids."""
+    inter = queue.intermediate_queue
+    started = set(queue.started_job_registry.get_job_ids(cleanup=False))
+    rescued = []
+    for job_id in inter.get_job_ids():
+        if job_id in started:
+            continue
+        inter.set_first_seen(job_id)  # the first look starts its clock
+        first = inter.get_first_seen(job_id)
+        if first is None or time.time() - first.timestamp() < min_age_s:
+            continue
+        if not queue.connection.lrem(inter.key, 1, job_id):
+            continue  # another worker's keeper rescued it first
+        try:
+            job = Job.fetch(job_id, connection=queue.connection)
+        except NoSuchJobError:
+            continue
+        log.warning("%s: popped but never started; enqueued again", job_id)
+        queue.enqueue_job(job)  # it never ran: no retry spent
+        rescued.append(job_id)
+    return rescued
 
 
 def drop_started(registry: StartedJobRegistry, job_id: str) -> int:

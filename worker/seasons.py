@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from saloon.worker.errors import SeasonError, UnknownSeason, WorkerError
 from saloon.worker.jobs import JobOutcome, run_match
-from saloon.worker.queue import Enqueued, SeasonQueue, reap_abandoned
+from saloon.worker.queue import Enqueued, SeasonQueue, reap_abandoned, rescue_popped
 from saloon.worker.schedule import SeasonSpec, expand
 from saloon.worker.spec import MatchSpec
 from saloon.worker.store import Store
@@ -132,6 +132,7 @@ def progress(store: Store, season_id: str, queue: SeasonQueue | None = None) -> 
         raise UnknownSeason(f"no season {season_id!r} in the store")
     if queue is not None:
         reap_abandoned(queue.queue)
+        rescue_popped(queue.queue)
     counts = store.progress(season_id)
     status = row.status
     failed = counts.count(MatchStatus.FAILED)

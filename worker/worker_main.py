@@ -10,7 +10,8 @@ fork gives is kept other ways:
   wall-clock cap plus a margin; the referee's own cap fires first and records the match;
 * **health**: a keeper thread refreshes the worker's alive key every second; when the
   process dies or hangs past the job timeout, other workers re-enqueue its job
-  (saloon.worker.queue.reap_abandoned); the same thread promotes due retries;
+  (saloon.worker.queue.reap_abandoned); the same thread re-enqueues jobs a worker popped
+  but never started (rescue_popped) and promotes due retries;
 * **restart after N jobs** (``--max-jobs``, default :data:`DEFAULT_MAX_JOBS`): the worker
   then re-executes itself as a fresh process, so nothing a job leaks (memory, threads,
   file descriptors) outlives N matches;
@@ -36,7 +37,14 @@ from rq.job import Job
 
 from saloon.worker.cli_season import add_worker_arguments
 from saloon.worker.jobs import close_stores
-from saloon.worker.queue import ALIVE_TTL_S, alive_key, connect, promote_due, reap_abandoned
+from saloon.worker.queue import (
+    ALIVE_TTL_S,
+    alive_key,
+    connect,
+    promote_due,
+    reap_abandoned,
+    rescue_popped,
+)
 from saloon.worker.queue_defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE
 
 log = logging.getLogger(__name__)
@@ -88,6 +96,7 @@ class MatchWorker(SimpleWorker):
             for queue in self.queues:
                 for job_id in reap_abandoned(queue):
                     log.warning("worker %s: re-enqueued abandoned match %s", self.name, job_id)
+                rescue_popped(queue)
                 promote_due(queue)
         except RedisError as exc:  # Redis is away: RQ's loop waits for it, so do we
             log.warning("worker %s: keeper: %s", self.name, exc)

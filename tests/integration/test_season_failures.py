@@ -336,3 +336,21 @@ def test_postgres_connections_lost_mid_season(
         admin.dispose()
     assert killed >= 1
     assert "StoreUnavailable" in workers.logs()  # some attempt failed and was retried
+
+
+def test_a_job_popped_but_never_started_is_enqueued_again(redis_url: str, queue_name: str) -> None:
+    """Redis went away between a worker's pop and its start: RQ parks the job in its
+    intermediate queue; the keepers put it back (the Redis-restart test's rare race)."""
+    from saloon.worker.queue import rescue_popped
+    from saloon.worker.schedule import expand
+
+    queue = SeasonQueue(connect(redis_url), queue_name)
+    spec = expand(season(f"i{uuid.uuid4().hex[:6]}", ("house:a", "house:b", "house:c")))[0]
+    assert queue.enqueue([spec], "sqlite:///unused.db").added == 1
+    q = queue.queue
+    # what a worker's dequeue does first: move the id to the intermediate queue
+    queue.redis.lmove(q.key, q.intermediate_queue.key, "LEFT", "RIGHT")
+    assert q.get_job_ids() == [] and q.intermediate_queue.get_job_ids() == [spec.match_id]
+    assert rescue_popped(q, min_age_s=60) == []  # too recent: a worker may be starting it
+    assert rescue_popped(q, min_age_s=0) == [spec.match_id]
+    assert q.get_job_ids() == [spec.match_id] and q.intermediate_queue.get_job_ids() == []
