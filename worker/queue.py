@@ -166,7 +166,8 @@ class SeasonQueue:
             with contextlib.suppress(NoSuchJobError):
                 Job.fetch(job_id, connection=self.redis).delete()
         seen = list(self.redis.scan_iter(f"{q.intermediate_queue.key}:first_seen:*"))
-        keys = [q.started_job_registry.key, q.intermediate_queue.key, *seen]
+        workers = f"rq:workers:{q.name}"  # RQ's set of the queue's workers
+        keys = [q.started_job_registry.key, q.intermediate_queue.key, workers, *seen]
         self.redis.delete(*keys, *(r.key for r in registries))
         q.delete(delete_jobs=True)
         return len(ids)
