@@ -65,20 +65,19 @@ def close_stores() -> None:
 def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
     """Play the scheduled match of ``spec`` unless it is done or cancelled; record it once.
 
-    Three store round trips per match: read its status, mark it RUNNING (counts the
-    attempt), record the result. The season's own status is settled by whoever reads its
-    progress (saloon.worker.seasons.progress), not by every job.
+    Two store round trips per match: claim it (RUNNING, an attempt; or DONE / CANCELLED
+    and left alone), record the result. The season's own status is settled by whoever
+    reads its progress (saloon.worker.seasons.progress), not by every job.
     """
-    row = store.scheduled_match(spec.match_id)
-    if row is None:
-        raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
-    if row.status is MatchStatus.DONE:
-        return JobOutcome.DUPLICATE
-    if row.status is MatchStatus.CANCELLED:  # cancelling a season cancels its waiting matches
-        return JobOutcome.CANCELLED
     played = _unrecorded.pop(spec.match_id, None)
     if played is None:
-        store.mark_match(spec.match_id, MatchStatus.RUNNING, worker)
+        status = store.claim_match(spec.match_id, worker)
+        if status is None:
+            raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
+        if status is MatchStatus.DONE:
+            return JobOutcome.DUPLICATE
+        if status is MatchStatus.CANCELLED:  # cancelling a season cancels its waiting matches
+            return JobOutcome.CANCELLED
         try:
             played = play_spec(spec)
         except BotRefError as exc:

@@ -354,3 +354,26 @@ def test_a_job_popped_but_never_started_is_enqueued_again(redis_url: str, queue_
     assert rescue_popped(q, min_age_s=60) == []  # too recent: a worker may be starting it
     assert rescue_popped(q, min_age_s=0) == [spec.match_id]
     assert q.get_job_ids() == [spec.match_id] and q.intermediate_queue.get_job_ids() == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_claim_match_marks_an_attempt_and_leaves_done_matches_alone(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from saloon.worker.store_rows import MatchStatus
+
+    url = str(tmp_path / "c.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    with Store.open(url) as store:
+        specs = create(store, season("c1", ("house:greedy", "house:random", "house:random#2")))
+        first = specs[0].match_id
+        assert store.claim_match(first, "w1") is MatchStatus.RUNNING
+        assert store.claim_match(first, "w2") is MatchStatus.RUNNING  # a retry: attempt 2
+        row = store.scheduled_match(first)
+        assert row is not None and (row.attempts, row.detail) == (2, "w2")
+        assert store.claim_match("c1-999") is None
+        store.mark_match(specs[1].match_id, MatchStatus.CANCELLED)
+        assert store.claim_match(specs[1].match_id) is MatchStatus.CANCELLED
+        run_here(store, "c1")
+        assert store.claim_match(first) is MatchStatus.DONE
+        row = store.scheduled_match(first)
+        assert row is not None and row.status is MatchStatus.DONE and row.attempts == 3
