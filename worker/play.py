@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +25,8 @@ from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
 from saloon.referee.seats import Seat
 from saloon.sdk.errors import BotLoadError
-from saloon.sdk.loader import bot_entry, bot_version
-from saloon.worker.errors import BotRefError
+from saloon.worker.errors import BotRefError, PackageError
+from saloon.worker.sandbox import Sandbox, open_sandbox
 from saloon.worker.spec import ENTRY_TAG, HOUSE_PREFIX, STORED_PREFIX, MatchSpec, SandboxKind
 
 log = logging.getLogger(__name__)
@@ -69,29 +70,49 @@ def seat_for(ref: str, game_id: str, sandbox: SandboxKind, limits: SandboxLimits
     bot, _, _tag = ref.partition(ENTRY_TAG)
     if ref.startswith(STORED_PREFIX):
         raise BotRefError(
-            f"seat {ref!r}: stored bot versions run in the docker sandbox, "
-            "which this worker does not have yet"
+            f"seat {ref!r}: stored bot versions need the arena's package registry, "
+            "which does not exist yet (seat the bot's package path instead)"
         )
     if ref.startswith(GRPC_PREFIX):
         raise BotRefError(f"seat {ref!r}: a season cannot seat a grpc target")
-    if sandbox is SandboxKind.DOCKER and not ref.startswith(HOUSE_PREFIX):
-        raise BotRefError(f"seat {ref!r}: this worker has no docker sandbox yet")
     if not bot.startswith(HOUSE_PREFIX) and Path(bot).exists():
-        # A bot path: the process sandbox under the season's limits, under the parent watch.
+        # A bot path: the match's sandbox, under the season's limits.
         try:
-            bot_entry(bot)
-        except BotLoadError as exc:
+            seat = sandbox_for(sandbox).seat(bot, ref, limits=limits)
+        except (BotLoadError, PackageError) as exc:  # the bot's own files: not retried
             raise BotRefError(str(exc)) from None
-        process_seat = ProcessSeat(bot, ref, limits=limits)
-        process_seat.process.__class__ = WatchedBotProcess
-        process_seat.bot_version = bot_version(bot)
-        return process_seat
+        if isinstance(seat, ProcessSeat):
+            # Its whole command line under the worker's parent-death watch.
+            seat.process.__class__ = WatchedBotProcess
+        return seat
     try:
         seat = resolve_seat(bot, game_id)
     except RefereeError as exc:
         raise BotRefError(str(exc)) from None
     seat.bot_id = ref  # the record names the season's entry, tag included
     return seat
+
+
+_sandboxes: dict[SandboxKind, Sandbox] = {}
+_sandboxes_lock = threading.Lock()
+
+
+def sandbox_for(kind: SandboxKind) -> Sandbox:
+    """This process's open sandbox of ``kind`` (opened on first use, then kept warm)."""
+    with _sandboxes_lock:
+        box = _sandboxes.get(kind)
+        if box is None:
+            box = _sandboxes[kind] = open_sandbox(kind.value)
+        return box
+
+
+def close_sandboxes() -> None:
+    """Close every sandbox this process opened (removes their containers and processes)."""
+    with _sandboxes_lock:
+        boxes = list(_sandboxes.values())
+        _sandboxes.clear()
+    for box in boxes:
+        box.close()
 
 
 def build_match(spec: MatchSpec) -> Match:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from saloon.worker.errors import SeasonError, UnknownSeason, WorkerError
 from saloon.worker.jobs import JobOutcome, run_match
+from saloon.worker.play import close_sandboxes
 from saloon.worker.queue import Enqueued, SeasonQueue, reap_abandoned, rescue_popped
 from saloon.worker.schedule import SeasonSpec, expand
 from saloon.worker.spec import MatchSpec
@@ -99,13 +100,16 @@ def run_here(
     _refuse_cancelled(store, season_id)
     store.set_season_status(season_id, SeasonStatus.RUNNING)
     recorded = 0
-    for spec, status in rows:
-        if status in (MatchStatus.DONE, MatchStatus.CANCELLED):
-            continue
-        outcome = _run_with_retries(store, spec)
-        recorded += outcome is JobOutcome.RECORDED
-        if on_match is not None:
-            on_match(spec, outcome)
+    try:
+        for spec, status in rows:
+            if status in (MatchStatus.DONE, MatchStatus.CANCELLED):
+                continue
+            outcome = _run_with_retries(store, spec)
+            recorded += outcome is JobOutcome.RECORDED
+            if on_match is not None:
+                on_match(spec, outcome)
+    finally:
+        close_sandboxes()  # warm containers are for workers, not for one local run
     progress(store, season_id)  # settles the season's status
     return recorded
 

@@ -37,6 +37,7 @@ from rq.job import Job
 
 from saloon.worker.cli_season import add_worker_arguments
 from saloon.worker.jobs import close_stores
+from saloon.worker.play import close_sandboxes
 from saloon.worker.queue import (
     ALIVE_TTL_S,
     alive_key,
@@ -141,9 +142,11 @@ def run_worker(
             continue
         if burst or jobs_done < max_jobs or restart is None:
             close_stores()
+            close_sandboxes()
             return 0
         log.info("worker: %d jobs played; restarting as a fresh process", jobs_done)
         close_stores()
+        close_sandboxes()
         sys.stdout.flush()
         sys.stderr.flush()
         os.execv(restart[0], list(restart))
