@@ -1,6 +1,6 @@
 """Standings of a season from its recorded results: a plain summary per participant.
 
-Wins, mean rank and mean score per bot over the completed matches (aborted ones are
+Wins, mean place (1 = first) and mean score per bot over the completed matches (aborted ones are
 skipped); ratings (saloon.ratings) turn the same results into a leaderboard.
 """
 
@@ -56,7 +56,7 @@ def render(title: str, lines: Sequence[Standing], aborted: int = 0) -> object:
         ("bot", "left"),
         ("matches", "right"),
         ("wins", "right"),
-        ("mean rank", "right"),
+        ("mean place", "right"),
         ("mean score", "right"),
         ("faults", "right"),
     ]:
@@ -67,7 +67,7 @@ def render(title: str, lines: Sequence[Standing], aborted: int = 0) -> object:
             s.bot,
             str(s.matches),
             str(s.wins),
-            f"{s.mean_rank:.2f}",
+            f"{s.mean_rank + 1:.2f}",  # places count from 1, as `saloon play` shows them
             f"{s.mean_score:.1f}",
             str(s.faults),
         )
