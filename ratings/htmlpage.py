@@ -18,6 +18,9 @@ from saloon.ratings.leaderboard import Leaderboard, _cell
 CHART_WIDTH, CHART_HEIGHT = 360, 150
 _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 34, 8, 8, 18
 
+#: Column headers that read better with Greek letters on a page than in a terminal.
+_HEADERS = {"conservative": "&mu; &minus; 3&sigma;", "mu": "&mu;", "sigma": "&sigma;"}
+
 _CSS = """
 :root { --ink:#1d2330; --muted:#667085; --line:#d0d5dd; --accent:#b54708; --band:#fde8d7;
         --good:#d1fadf; --bad:#fee4e2; }
@@ -29,8 +32,7 @@ p.meta { color: var(--muted); margin: 0 0 1rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { padding: .35rem .6rem; border-bottom: 1px solid var(--line); text-align: left;
          white-space: nowrap; }
-th { font-weight: 600; color: var(--muted); font-size: .8rem; text-transform: uppercase;
-     letter-spacing: .03em; }
+th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.unrated td { color: var(--muted); font-style: italic; }
 tbody tr:nth-child(1) td.rank { color: var(--accent); font-weight: 700; }
@@ -56,11 +58,13 @@ def _scale(lo: float, hi: float, size: float, flip: bool) -> Any:
     return f
 
 
-def rating_chart(bot: str, points: list[HistoryPoint], y_lo: float, y_hi: float) -> str:
-    """One bot's rating over the ladder's rated comparisons, as an inline SVG."""
+def rating_chart(
+    bot: str, points: list[HistoryPoint], y_lo: float, y_hi: float, last_step: int
+) -> str:
+    """One bot's rating over the ladder's rated comparisons (0..last_step), inline SVG."""
     w = CHART_WIDTH - _PAD_LEFT - _PAD_RIGHT
     h = CHART_HEIGHT - _PAD_TOP - _PAD_BOTTOM
-    last_step = max(points[-1].step, 1)
+    last_step = max(last_step, 1)
     sx = _scale(0, last_step, w, False)
     sy = _scale(y_lo, y_hi, h, True)
 
@@ -80,9 +84,8 @@ def rating_chart(bot: str, points: list[HistoryPoint], y_lo: float, y_hi: float)
         )
     label = escape(bot, quote=True)
     return (
-        f'<svg class="chart" data-bot="{label}" role="img" width="{CHART_WIDTH}" '
-        f'height="{CHART_HEIGHT}" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" '
-        f'xmlns="http://www.w3.org/2000/svg"><title>rating of {label}</title>'
+        f'<svg class="chart" data-bot="{label}" role="img" width="100%" '
+        f'viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}"><title>rating of {label}</title>'
         + "".join(ticks)
         + f'<polygon points="{" ".join(upper + lower)}" fill="var(--band)" opacity=".8"/>'
         f'<polyline points="{cons}" fill="none" stroke="#98a2b3" stroke-dasharray="4 3"/>'
@@ -97,7 +100,8 @@ def _table(board: Leaderboard) -> str:
     numeric = {"rank", "conservative", "mu", "sigma", "matches", "wins", "avg_placing",
                "avg_points", "faults"}  # fmt: skip
     head = "".join(
-        f'<th class="{"num" if f in numeric else ""}">{escape(h)}</th>' for f, h in board.columns()
+        f'<th class="{"num" if f in numeric else ""}">{_HEADERS.get(f, escape(h))}</th>'
+        for f, h in board.columns()
     )
     body = []
     for record in board.records():
@@ -153,13 +157,14 @@ def _charts(board: Leaderboard) -> str:
         v for r in rated for p in history[r.bot] for v in (p.mu - 3 * p.sigma, p.mu + 3 * p.sigma)
     ]
     y_lo, y_hi = min(values), max(values)
+    last = board.standings.comparisons - 1
     figures = []
     for row in rated:
         points = history[row.bot]
         figures.append(
             f'<figure data-bot="{escape(row.bot, quote=True)}"><figcaption>{row.rank}. '
             f"{escape(row.bot)} <span>mu {points[-1].mu:.2f}, sigma {points[-1].sigma:.2f}"
-            f"</span></figcaption>{rating_chart(row.bot, points, y_lo, y_hi)}</figure>"
+            f"</span></figcaption>{rating_chart(row.bot, points, y_lo, y_hi, last)}</figure>"
         )
     return (
         '<p class="meta">mu (solid), conservative rating mu - 3 sigma (dashed), '
