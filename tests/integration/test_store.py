@@ -1,0 +1,450 @@
+"""The results store, one conformance suite run on both backends (SQLite and PostgreSQL).
+
+PostgreSQL tests work in a schema of their own (tests/databases.py), dropped after the
+module; every test starts from empty tables.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from saloon.referee.faults import Fault, FaultKind
+from saloon.referee.limits import MatchLimits
+from saloon.referee.record import MatchRecord, SeatInfo
+from saloon.worker.errors import (
+    BotNameTaken,
+    InvalidRecord,
+    InvalidSchedule,
+    SeasonConflict,
+    StoreUnavailable,
+    UnknownBot,
+    UnknownMatch,
+    UnknownSeason,
+)
+from saloon.worker.store import (
+    MatchStatus,
+    Outcome,
+    ScheduledMatch,
+    SeasonStatus,
+    Store,
+)
+from saloon.worker.store_config import StoreConfig
+from saloon.worker.store_engine import current_revision, head_revision
+from saloon.worker.store_schema import metadata
+from tests.databases import postgres_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """One database per backend for the module."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('store')}/saloon.db"
+    else:
+        with postgres_schema("store") as url:
+            yield url
+
+
+@pytest.fixture(scope="module")
+def module_store(store_url: str) -> Iterator[Store]:
+    store = Store.open(store_url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def store(module_store: Store) -> Iterator[Store]:
+    """The module's store, emptied after each test."""
+    yield module_store
+    with module_store.engine.begin() as conn:
+        for table in reversed(metadata.sorted_tables):
+            conn.execute(table.delete())
+
+
+def record(
+    match_id: str,
+    *,
+    game: str = "seas-of-strife-v1",
+    bots: tuple[str, ...] = ("bot:alpha@v1", "house:random"),
+    faults: tuple[Fault, ...] = (),
+    played_out: tuple[int, ...] = (),
+    scores: tuple[float, ...] | None = None,
+    ranks: tuple[int, ...] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A valid match record of ``match_id`` (extra keys such as outcome added as given)."""
+    n = len(bots)
+    raw = MatchRecord(
+        match_id=match_id,
+        game=game,
+        options={"target": 50},
+        seed=7,
+        seats=[SeatInfo(i, b, "sha256:0123456789abcdef") for i, b in enumerate(bots)],
+        limits=MatchLimits(),
+        faults=list(faults),
+        played_out=list(played_out),
+        scores=list(scores if scores is not None else [float(10 * i) for i in range(n)]),
+        ranks=list(ranks if ranks is not None else list(reversed(range(n)))),
+    ).to_json()
+    raw.update(extra)
+    return raw
+
+
+def schedule(season: str, n: int) -> list[ScheduledMatch]:
+    return [ScheduledMatch(f"{season}-{i}", i, {"seed": 100 + i}) for i in range(n)]
+
+
+# -- opening and migrations -----------------------------------------------------------
+
+
+def test_open_migrates_to_head_and_the_tables_match_the_schema_module(store: Store) -> None:
+    assert current_revision(store.engine) == head_revision()
+    with store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    assert diff == []
+
+
+def test_a_second_open_of_a_migrated_store_sees_the_same_data(store: Store, store_url: str) -> None:
+    store.add_bot("alpha", "alice")
+    with Store.open(store_url) as again:
+        assert [b.name for b in again.bots()] == ["alpha"]
+
+
+# -- bots and versions ----------------------------------------------------------------
+
+
+def test_add_bot_is_idempotent_for_its_owner_and_refuses_another(store: Store) -> None:
+    first = store.add_bot("alpha", "alice")
+    assert store.add_bot("alpha", "alice") == first
+    with pytest.raises(BotNameTaken, match="alpha"):
+        store.add_bot("alpha", "mallory")
+    assert store.bot("alpha") == first
+    assert store.bot("nobody") is None
+
+
+def test_bots_are_listed_by_name_bytewise_on_both_backends(store: Store) -> None:
+    for name in ("beta", "Zed", "alpha", "a-b", "a_b"):
+        store.add_bot(name, "owner")
+    assert [b.name for b in store.bots()] == ["Zed", "a-b", "a_b", "alpha", "beta"]
+
+
+def test_versions_are_idempotent_numbered_and_oldest_first(store: Store) -> None:
+    store.add_bot("alpha", "alice")
+    v1 = store.add_version("alpha", "sha256:aa", {"files": 3})
+    v2 = store.add_version("alpha", "sha256:bb")
+    again = store.add_version("alpha", "sha256:aa", {"files": 99})
+    assert (v1.seq, v2.seq) == (1, 2)
+    assert again == v1  # the first meta is kept
+    assert [v.version for v in store.versions("alpha")] == ["sha256:aa", "sha256:bb"]
+    assert store.versions("alpha")[0].meta == {"files": 3}
+    assert v1.created_at <= v2.created_at
+    assert store.versions("nobody") == []
+    with pytest.raises(UnknownBot):
+        store.add_version("nobody", "v1")
+
+
+# -- seasons and schedules ------------------------------------------------------------
+
+
+def test_create_season_is_idempotent_and_refuses_a_different_spec(store: Store) -> None:
+    spec = {"game": "seizure-v1", "rounds": 2, "seats": (4,)}
+    assert store.create_season("s1", spec, schedule("s1", 3)) is True
+    assert store.create_season("s1", {"game": "seizure-v1", "rounds": 2, "seats": [4]}, []) is False
+    with pytest.raises(SeasonConflict, match="different spec"):
+        store.create_season("s1", {"game": "seizure-v1", "rounds": 3}, schedule("s1", 3))
+    row = store.season("s1")
+    assert row is not None
+    assert (row.game, row.status, row.spec["seats"]) == ("seizure-v1", SeasonStatus.CREATED, [4])
+    assert len(store.scheduled("s1")) == 3
+
+
+def test_a_season_whose_match_id_clashes_is_not_written_at_all(store: Store) -> None:
+    store.create_season("s1", {"game": "g"}, schedule("s1", 2))
+    clash = [ScheduledMatch("s2-0", 0, {}), ScheduledMatch("s1-1", 1, {})]
+    with pytest.raises(SeasonConflict, match="another season"):
+        store.create_season("s2", {"game": "g"}, clash)
+    assert store.season("s2") is None  # one transaction: no half-made season
+
+
+@pytest.mark.parametrize(
+    ("spec", "matches", "message"),
+    [
+        ({"rounds": 1}, [], "game"),
+        ({"game": "g"}, [ScheduledMatch("m", 0, {}), ScheduledMatch("m", 1, {})], "twice"),
+        ({"game": "g"}, [ScheduledMatch("a", 0, {}), ScheduledMatch("b", 0, {})], "index 0 twice"),
+        ({"game": "g", "x": object()}, [], "not plain JSON"),
+    ],
+)
+def test_a_malformed_schedule_is_refused_with_its_reason(
+    store: Store, spec: dict[str, Any], matches: list[ScheduledMatch], message: str
+) -> None:
+    with pytest.raises(InvalidSchedule, match=message):
+        store.create_season("bad", spec, matches)
+    assert store.season("bad") is None
+
+
+def test_seasons_in_creation_order_filtered_by_game_with_their_status(store: Store) -> None:
+    store.create_season("zz", {"game": "a"}, [])
+    store.create_season("aa", {"game": "b"}, [])
+    store.create_season("mm", {"game": "a"}, [])
+    assert [s.season_id for s in store.seasons()] == ["zz", "aa", "mm"]
+    assert [s.season_id for s in store.seasons("a")] == ["zz", "mm"]
+    store.set_season_status("aa", SeasonStatus.RUNNING)
+    season = store.season("aa")
+    assert season is not None and season.status is SeasonStatus.RUNNING
+    with pytest.raises(UnknownSeason):
+        store.set_season_status("nope", SeasonStatus.DONE)
+    with pytest.raises(UnknownSeason):
+        store.scheduled("nope")
+    with pytest.raises(UnknownSeason):
+        store.progress("nope")
+
+
+def test_mark_match_counts_attempts_and_never_moves_a_done_match_back(store: Store) -> None:
+    store.create_season("s", {"game": "g"}, schedule("s", 3))
+    store.mark_match("s-1", MatchStatus.QUEUED)
+    store.mark_match("s-1", MatchStatus.RUNNING)
+    store.mark_match("s-1", MatchStatus.FAILED, "worker lost")
+    store.mark_match("s-1", MatchStatus.RUNNING)
+    store.record_result("s-1", record("s-1"), {})
+    store.mark_match("s-1", MatchStatus.FAILED, "a late duplicate")
+    rows = store.scheduled("s")
+    assert [r.index for r in rows] == [0, 1, 2]
+    assert (rows[1].status, rows[1].attempts) == (MatchStatus.DONE, 2)
+    assert rows[0].status is MatchStatus.PENDING
+    progress = store.progress("s")
+    assert (progress.total, progress.done, progress.remaining) == (3, 1, 2)
+    assert progress.count(MatchStatus.PENDING) == 2
+    with pytest.raises(UnknownMatch):
+        store.mark_match("nope", MatchStatus.RUNNING)
+
+
+# -- results --------------------------------------------------------------------------
+
+
+def test_record_result_writes_once_and_keeps_everything(store: Store) -> None:
+    store.create_season("s", {"game": "seas-of-strife-v1"}, schedule("s", 1))
+    faults = (
+        Fault(1, FaultKind.TIMEOUT, 4, "no answer to decision 4 in time"),
+        Fault(1, FaultKind.CRASH, 9, "bot process exited with code 1"),
+    )
+    raw = record("s-0", faults=faults, played_out=(1,), scores=(20.0, 5.0), ranks=(0, 1))
+    cap = StoreConfig().stderr_cap_bytes
+    assert store.record_result("s-0", raw, {0: "thinking\n", 1: "x" * (cap + 10)}) is True
+    # A retried job with other content: nothing changes.
+    assert store.record_result("s-0", record("s-0", scores=(0.0, 99.0)), {0: "again"}) is False
+
+    result = store.result("s-0")
+    assert result is not None
+    assert (result.season_id, result.index, result.game, result.seed) == ("s", 0, raw["game"], 7)
+    assert result.outcome is Outcome.COMPLETED and result.abort_reason == ""
+    assert (result.scores, result.ranks, result.played_out) == ((20.0, 5.0), (0, 1), (1,))
+    assert result.bots == ("bot:alpha@v1", "house:random")
+    assert [(s.version, s.faults) for s in result.seats] == [
+        ("sha256:0123456789abcdef", 0),
+        ("sha256:0123456789abcdef", 2),
+    ]
+    assert result.options == {"target": 50}
+    assert [(f.seat, f.kind, f.index, f.detail) for f in store.faults("s-0")] == [
+        (1, FaultKind.TIMEOUT, 4, "no answer to decision 4 in time"),
+        (1, FaultKind.CRASH, 9, "bot process exited with code 1"),
+    ]
+    assert store.match_record("s-0") == raw
+    assert store.stderr("s-0", 0) == "thinking\n"
+    capped = store.stderr("s-0", 1)
+    assert capped.startswith("x" * cap) and "10 more bytes of stderr dropped" in capped
+    assert store.stderr("s-0", 5) == ""
+    assert store.scheduled("s")[0].status is MatchStatus.DONE
+
+
+def test_an_aborted_match_keeps_its_reason_and_has_no_scores(store: Store) -> None:
+    raw = record("local-1", scores=(), ranks=(), outcome="aborted", abort_reason="wall clock")
+    assert store.record_result("local-1", raw, {}) is True
+    result = store.result("local-1")
+    assert result is not None
+    assert (result.outcome, result.abort_reason) == (Outcome.ABORTED, "wall clock")
+    assert (result.scores, result.ranks, result.season_id) == ((), (), None)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (record("other"), "given for match"),
+        (record("m", outcome="won"), "completed|aborted"),
+        ({"match_id": "m"}, "format"),
+    ],
+)
+def test_a_bad_record_is_refused_and_nothing_written(
+    store: Store, raw: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidRecord, match=message):
+        store.record_result("m", raw, {})
+    assert store.result("m") is None
+
+
+def test_results_come_in_schedule_order_never_completion_order(store: Store) -> None:
+    store.create_season("late", {"game": "g"}, schedule("late", 2))
+    store.create_season("early-by-name", {"game": "g"}, schedule("early-by-name", 3))
+    store.create_season("other", {"game": "h"}, schedule("other", 1))
+    finished = ["early-by-name-2", "local-b", "late-1", "other-0", "early-by-name-0", "late-0"]
+    finished += ["local-a", "early-by-name-1"]
+    for match_id in finished:
+        game = "h" if match_id.startswith("other") else "g"
+        assert store.record_result(match_id, record(match_id, game=game), {}) is True
+    order = [r.match_id for r in store.results()]
+    assert order == [
+        "late-0",
+        "late-1",
+        "early-by-name-0",
+        "early-by-name-1",
+        "early-by-name-2",
+        "other-0",
+        "local-a",
+        "local-b",
+    ]
+    assert [r.match_id for r in store.results(game="h")] == ["other-0"]
+    assert [r.index for r in store.results(season_id="early-by-name")] == [0, 1, 2]
+    assert [r.match_id for r in store.results(game="g", season_id="late")] == ["late-0", "late-1"]
+    assert store.results(game="none") == []
+    with pytest.raises(UnknownSeason):
+        store.results(season_id="nope")
+
+
+def test_unknown_matches_read_as_nothing(store: Store) -> None:
+    assert store.result("nope") is None
+    assert store.faults("nope") == []
+    assert store.match_record("nope") is None
+    assert store.stderr("nope", 0) == ""
+    assert store.results() == []
+
+
+# -- exactly once across processes ----------------------------------------------------
+
+RACER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from saloon.worker.store import Store
+    url, go, ids = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    records = json.loads(sys.stdin.read())
+    store = Store.open(url)
+    print("ready", flush=True)
+    while not os.path.exists(go):
+        time.sleep(0.001)
+    wrote = [store.record_result(m, records[m], {0: "from " + str(os.getpid())}) for m in ids]
+    print(json.dumps(wrote), flush=True)
+    store.close()
+    """
+)
+
+
+def test_two_processes_racing_on_the_same_matches_record_each_once(
+    store: Store, store_url: str, tmp_path: Path
+) -> None:
+    ids = [f"race-{i}" for i in range(20)]
+    store.create_season(
+        "race", {"game": "g"}, [ScheduledMatch(m, i, {}) for i, m in enumerate(ids)]
+    )
+    faulty = (Fault(0, FaultKind.INVALID, 2, "answer 9 of 3"),)
+    records = {m: record(m, faults=faulty) for m in ids}
+    go = tmp_path / "go"
+    orders = [ids, list(reversed(ids))]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, store_url, str(go), json.dumps(order)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for order in orders
+    ]
+    for proc in procs:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(records))
+        proc.stdin.close()
+        assert proc.stdout.readline().strip() == "ready"
+    go.touch()
+    wrote: dict[str, int] = {m: 0 for m in ids}
+    for proc, order in zip(procs, orders, strict=True):
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0
+        for match_id, flag in zip(order, json.loads(out), strict=True):
+            wrote[match_id] += flag
+    assert wrote == {m: 1 for m in ids}
+    assert [r.match_id for r in store.results(season_id="race")] == ids
+    assert all(len(store.faults(m)) == 1 for m in ids)
+    assert store.progress("race").done == len(ids)
+
+
+# -- connection loss (PostgreSQL) -----------------------------------------------------
+
+
+def _backend_pid(conn: sa.Connection) -> int:
+    return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+
+
+def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_once(
+    store: Store, store_url: str
+) -> None:
+    if store.backend != "postgresql":
+        pytest.skip("a server-side disconnect is a PostgreSQL matter")
+    admin = sa.create_engine(store_url)
+    killed: list[int] = []
+
+    def kill_own_backend(conn: sa.Connection, _cursor: Any, statement: str, *_: Any) -> None:
+        # After the result row is inserted, before the transaction commits.
+        if not killed and statement.startswith("INSERT INTO result_seats"):
+            pid = conn.connection.dbapi_connection.info.backend_pid  # type: ignore[union-attr]
+            with admin.begin() as other:
+                other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            killed.append(pid)
+
+    sa.event.listen(store.engine, "before_cursor_execute", kill_own_backend)
+    try:
+        with pytest.raises(StoreUnavailable, match="unavailable"):
+            store.record_result("lost-0", record("lost-0"), {})
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", kill_own_backend)
+        admin.dispose()
+    assert killed and store.result("lost-0") is None  # the transaction never committed
+    assert store.record_result("lost-0", record("lost-0"), {}) is True
+    assert store.record_result("lost-0", record("lost-0"), {}) is False
+    assert len(store.results()) == 1
+
+
+def test_pooled_connections_killed_by_the_server_are_replaced_before_use(
+    store: Store, store_url: str
+) -> None:
+    if store.backend != "postgresql":
+        pytest.skip("a server-side disconnect is a PostgreSQL matter")
+    with store.engine.connect() as conn:
+        pid = _backend_pid(conn)
+    admin = sa.create_engine(store_url)
+    try:
+        with admin.begin() as other:
+            other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+    finally:
+        admin.dispose()
+    time.sleep(0.05)
+    assert store.record_result("after-restart", record("after-restart"), {}) is True
+
+
+def test_an_unreachable_postgres_is_store_unavailable() -> None:
+    with pytest.raises(StoreUnavailable, match="unavailable"):
+        Store.open("postgresql+psycopg://postgres@127.0.0.1:1/test?connect_timeout=2")

@@ -1,0 +1,49 @@
+"""Where the results store lives and how it behaves: every default in this one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Environment variable naming the store: a SQLAlchemy URL or a path to a SQLite file.
+STORE_ENV = "SALOON_STORE"
+#: The SQLite file used when neither a URL nor $SALOON_STORE is given (in the current folder).
+DEFAULT_STORE_PATH = "saloon.db"
+#: How long a SQLite writer waits for another process's write lock before giving up.
+DEFAULT_BUSY_TIMEOUT_MS = 30_000
+#: Bytes of one seat's captured stderr kept per match (the head; the rest is counted).
+DEFAULT_STDERR_CAP_BYTES = 64 * 1024
+#: zlib level for stored match records: 6 is zlib's default balance of size and speed.
+DEFAULT_COMPRESS_LEVEL = 6
+#: Connections a process keeps open to PostgreSQL (one store per worker process).
+DEFAULT_POOL_SIZE = 5
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Tunables of one open store; the defaults suit a laptop and a worker fleet alike."""
+
+    busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
+    stderr_cap_bytes: int = DEFAULT_STDERR_CAP_BYTES
+    compress_level: int = DEFAULT_COMPRESS_LEVEL
+    pool_size: int = DEFAULT_POOL_SIZE
+
+
+DEFAULT_STORE_CONFIG = StoreConfig()
+
+
+def resolve_url(url: str | os.PathLike[str] | None = None) -> str:
+    """The SQLAlchemy URL for ``url``: None -> $SALOON_STORE or ./saloon.db; a path -> SQLite.
+
+    ``postgresql://`` and ``postgres://`` get the psycopg (3) driver, the one installed.
+    """
+    if url is None:
+        url = os.environ.get(STORE_ENV) or DEFAULT_STORE_PATH
+    text = os.fspath(url)
+    if "://" not in text:
+        return "sqlite:///" + str(Path(text).expanduser().resolve())
+    for prefix in ("postgresql://", "postgres://"):
+        if text.startswith(prefix):
+            return "postgresql+psycopg://" + text[len(prefix) :]
+    return text

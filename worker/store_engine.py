@@ -1,0 +1,124 @@
+"""Engines for the results store: SQLite (WAL, busy timeout, real write locks) or PostgreSQL.
+
+SQLite's driver opens transactions lazily, so two writers that both read first deadlock on
+the upgrade to a write lock and one fails at once, whatever the busy timeout. The store
+therefore begins its own transactions: ``BEGIN IMMEDIATE`` for writes (they queue on the
+busy timeout instead) and a plain ``BEGIN`` for reads, the SQLAlchemy-documented recipe.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import logging
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.pool import StaticPool
+
+from saloon.worker.errors import StoreError
+from saloon.worker.store_config import StoreConfig
+
+log = logging.getLogger(__name__)
+
+#: Execution option a store connection carries when it is about to write.
+WRITE_OPTION = "saloon_store_write"
+BACKENDS = ("sqlite", "postgresql")
+#: One migrator at a time per schema; released when its transaction ends.
+_PG_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('saloon.store:' || current_schema()))"
+
+
+def create_engine(url: str, config: StoreConfig) -> sa.Engine:
+    """A configured engine for a sqlite:/// or postgresql+psycopg:// URL."""
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise StoreError(f"not a store URL: {url!r} ({exc})") from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(parsed, config)
+    if backend == "postgresql":
+        # pre_ping: a connection the server dropped (restart, failover) is replaced before
+        # use instead of failing the next job.
+        return sa.create_engine(parsed, pool_pre_ping=True, pool_size=config.pool_size)
+    raise StoreError(
+        f"unsupported store URL {parsed.render_as_string(hide_password=True)}: "
+        "use sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
+    )
+
+
+def _sqlite_engine(url: sa.URL, config: StoreConfig) -> sa.Engine:
+    memory = url.database in (None, "", ":memory:")
+    kwargs: dict[str, Any] = {}
+    if memory:
+        # One shared connection, or every checkout would see a different empty database.
+        kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+    elif url.database is not None:
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, **kwargs)
+    busy = int(config.busy_timeout_ms)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # the "begin" hook below emits BEGIN itself
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {busy}")
+        if not memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+        # FULL: a commit survives a power cut too; a result is written once and never again.
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        write = conn.get_execution_options().get(WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def migrations_dir() -> Path:
+    """The folder of the Alembic environment shipped in the package."""
+    return Path(str(importlib.resources.files("saloon.worker.migrations")))
+
+
+def head_revision() -> str:
+    """The newest migration revision."""
+    head = ScriptDirectory(str(migrations_dir())).get_current_head()
+    if head is None:
+        raise StoreError("the store's migrations have no head revision")
+    return head
+
+
+def current_revision(engine: sa.Engine) -> str | None:
+    """The revision the database is at (None for an empty database)."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def migrate(engine: sa.Engine) -> None:
+    """Bring the database to the head revision; safe when processes open it at once."""
+    head = head_revision()
+    if current_revision(engine) == head:
+        return
+    with engine.connect() as conn:
+        conn.execution_options(**{WRITE_OPTION: True})
+        with conn.begin():
+            # Concurrent openers queue here: SQLite on BEGIN IMMEDIATE, PostgreSQL on an
+            # advisory lock per schema; the second finds the tables made and does nothing.
+            if engine.dialect.name == "postgresql":
+                conn.execute(sa.text(_PG_MIGRATION_LOCK))
+            before = MigrationContext.configure(conn).get_current_revision()
+            if before == head:
+                return
+            cfg = Config()
+            cfg.set_main_option("script_location", str(migrations_dir()))
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+            log.info("store: migrated %s from %s to %s", engine.url.database, before, head)
