@@ -172,10 +172,11 @@ def _cell(field: str, value: Any) -> str:
     return str(value)
 
 
-def render_table(board: Leaderboard, out: TextIO, *, width: int | None = None) -> None:
+def render_table(board: Leaderboard, out: TextIO) -> None:
     """The leaderboard as a rich table written to ``out`` (what the terminal shows)."""
-    from rich.console import Console
     from rich.table import Table
+
+    from saloon.ratings.terminal import print_rich
 
     table = Table(title=board.title, title_justify="left")
     numeric = {"rank", "conservative", "mu", "sigma", "matches", "wins", "avg_placing",
@@ -185,7 +186,4 @@ def render_table(board: Leaderboard, out: TextIO, *, width: int | None = None) -
     for record in board.records():
         style = "dim" if record["rank"] is None else None
         table.add_row(*(_cell(f, v) for f, v in record.items()), style=style)
-    console = Console(file=out, width=width or (None if out.isatty() else 120))
-    console.print(table)
-    if not board.rows:
-        console.print("no bots on this ladder yet")
+    print_rich(out, table, *([] if board.rows else ["no bots on this ladder yet"]))
