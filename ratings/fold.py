@@ -201,45 +201,71 @@ class _Folder:
         out.matches += 1
         seats = result.seats
         out.seat_counts.add(len(seats))
-        # Per bot in this match: its seats' ranks (a bot may fill more than one seat).
-        per_bot: dict[str, list[int]] = {}
-        for index, seat in enumerate(seats):
-            per_bot.setdefault(seat.bot, []).append(index)
         top = min(s.rank for s in seats)
         alone_on_top = sum(1 for s in seats if s.rank == top) == 1
-        mean_rank: dict[str, Fraction] = {}
-        for bot, indexes in per_bot.items():
-            stats = out.stats.get(bot)
-            if stats is None:
-                stats = out.stats[bot] = BotStats(bot)
-            first = seats[indexes[0]]
-            stats.owner = first.owner or stats.owner
-            stats.version = first.version
-            stats.versions[first.version] = stats.versions.get(first.version, 0) + 1
-            stats.matches += 1
-            n = len(indexes)
-            stats.placing_sum += sum(seats[i].rank + 1 for i in indexes) / n
-            stats.points_sum += sum(seats[i].score for i in indexes) / n
-            stats.faults += sum(seats[i].faults for i in indexes)
-            stats.played_out += any(seats[i].played_out for i in indexes)
-            if alone_on_top and any(seats[i].rank == top for i in indexes):
-                stats.wins += 1
-            mean_rank[bot] = Fraction(sum(seats[i].rank for i in indexes), n)
-        bots = list(mean_rank)
+        bots = [s.bot for s in seats]
+        placing: list[Fraction] | list[int]
+        means: list[Fraction] = []
+        if len(set(bots)) == len(bots):  # the common case: one seat per bot
+            for seat in seats:
+                stats = self._stats(seat.bot)
+                self._seen(stats, seat.owner, seat.version)
+                stats.placing_sum += seat.rank + 1
+                stats.points_sum += seat.score
+                stats.faults += seat.faults
+                stats.played_out += seat.played_out
+                if alone_on_top and seat.rank == top:
+                    stats.wins += 1
+            placing = [s.rank for s in seats]
+        else:
+            # A bot in several seats: it counts one match, at the mean of its seats.
+            per_bot: dict[str, list[int]] = {}
+            for index, seat in enumerate(seats):
+                per_bot.setdefault(seat.bot, []).append(index)
+            bots = list(per_bot)
+            for bot, indexes in per_bot.items():
+                stats = self._stats(bot)
+                first = seats[indexes[0]]
+                self._seen(stats, first.owner, first.version)
+                n = len(indexes)
+                stats.placing_sum += sum(seats[i].rank + 1 for i in indexes) / n
+                stats.points_sum += sum(seats[i].score for i in indexes) / n
+                stats.faults += sum(seats[i].faults for i in indexes)
+                stats.played_out += any(seats[i].played_out for i in indexes)
+                if alone_on_top and any(seats[i].rank == top for i in indexes):
+                    stats.wins += 1
+                means.append(Fraction(sum(seats[i].rank for i in indexes), n))
+            placing = means
         h2h = out.head_to_head
-        for a in bots:
-            for b in bots:
-                if a == b:
+        for i, a in enumerate(bots):
+            pa = placing[i]
+            for j, b in enumerate(bots):
+                if i == j:
                     continue
                 cell = h2h.get((a, b))
                 if cell is None:
                     cell = h2h[(a, b)] = HeadToHead()
-                if mean_rank[a] < mean_rank[b]:
+                pb = placing[j]
+                if pa < pb:
                     cell.above += 1
-                elif mean_rank[a] > mean_rank[b]:
+                elif pa > pb:
                     cell.below += 1
                 else:
                     cell.tied += 1
+
+    def _stats(self, bot: str) -> BotStats:
+        stats = self.out.stats.get(bot)
+        if stats is None:
+            stats = self.out.stats[bot] = BotStats(bot)
+        return stats
+
+    @staticmethod
+    def _seen(stats: BotStats, owner: str, version: str) -> None:
+        stats.matches += 1
+        if owner:
+            stats.owner = owner
+        stats.version = version
+        stats.versions[version] = stats.versions.get(version, 0) + 1
 
     def unit(self, unit: list[Result]) -> None:
         """Rate one comparison (one match, or a deal group) and count its matches."""
