@@ -8,6 +8,7 @@ import io
 import json
 import random
 from collections.abc import Iterator
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,15 @@ def test_season_leaderboard_and_bot_show(
     assert {r["bot"] for r in board["rows"]} == {"house:greedy", "house:random", "alice"}
     assert all(r["matches"] == 9 for r in board["rows"])
     assert board["rated_comparisons"] == 3
+
+    # what a season runner (saloon demo) prints through the saloon.season_reports hook
+    (entry,) = [e for e in entry_points(group="saloon.season_reports") if e.name == "leaderboard"]
+    out = io.StringIO()
+    with Store.open(store_url) as store:
+        entry.load()(store, "s1", out)
+    report = out.getvalue()
+    assert "season s1" in report and "unrated" in report
+    assert report.index("carol") > max(report.index(b) for b in ("alice", "dave", "house:random"))
 
     code, text, _ = run(capsys, "bot", "show", "dave", "--store", store_url)
     assert code == 0
