@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
-from saloon.ratings.errors import OutputError, RatingsError
+from saloon.ratings.errors import NoResultsError, OutputError, RatingsError
 
 if TYPE_CHECKING:
     from saloon.ratings.ladders import Ladder
@@ -84,7 +85,12 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
 def _open_store(url: str | None) -> Iterator[Store]:
     from saloon.worker.errors import WorkerError
     from saloon.worker.store import Store
+    from saloon.worker.store_config import resolve_url
 
+    resolved = resolve_url(url)
+    # Reading must not create: opening a missing SQLite file would make an empty store.
+    if resolved.startswith("sqlite:///") and not os.path.exists(resolved[len("sqlite:///") :]):
+        raise NoResultsError(f"no results store at {resolved[len('sqlite:///') :]}")
     try:
         store = Store.open(url)
     except WorkerError as exc:

@@ -220,3 +220,6 @@ def test_user_errors_are_one_line(
         code, _, err = run(capsys, *argv, "--store", url)
         assert code == 1, argv
         assert err.startswith("saloon: error:") and needle in err and err.count("\n") == 1, err
+    missing = tmp_path / "missing.db"
+    code, _, err = run(capsys, "leaderboard", "--game", GAME, "--store", str(missing))
+    assert code == 1 and "no results store" in err and not missing.exists()
