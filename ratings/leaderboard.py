@@ -105,7 +105,7 @@ def build_leaderboard(
     """Rank the standings' bots; ``known`` bots without a rated match are listed unrated."""
     rated: list[tuple[float, float, str, Row]] = []
     unrated: list[Row] = []
-    two = standings.seat_counts <= {2} and bool(standings.seat_counts)
+    two = _two_player(standings)
     for bot, stats in standings.stats.items():
         rating = standings.rating(bot)
         wins = stats.wins if two else None
@@ -137,6 +137,19 @@ def build_leaderboard(
 
 
 _ROW_FIELDS = list(Row.__dataclass_fields__)
+
+
+def _two_player(standings: Standings) -> bool:
+    """True when the ladder's matches have 2 seats (without matches: the game has 2)."""
+    if standings.seat_counts:
+        return standings.seat_counts == {2}
+    from saloon.referee.errors import RefereeError
+    from saloon.referee.games import get_game
+
+    try:
+        return get_game(standings.ladder.game).max_players == 2
+    except RefereeError:
+        return False
 
 
 # -- renderings -------------------------------------------------------------------------

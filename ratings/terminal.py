@@ -6,6 +6,7 @@ A pipe or a file has no width; rich would assume 80 columns and squeeze the tabl
 
 from __future__ import annotations
 
+import io
 from typing import Any, TextIO
 
 
@@ -19,7 +20,9 @@ def print_rich(out: TextIO, *renderables: Any) -> None:
         for item in renderables:
             console.print(item)
         return
-    probe = Console(file=out, width=10_000)
+    probe = Console(file=io.StringIO(), width=10_000)
     for item in renderables:
         width = Measurement.get(probe, probe.options, item).maximum
-        Console(file=out, width=max(width, 20), no_color=True).print(item)
+        buffer = io.StringIO()
+        Console(file=buffer, width=max(width, 20), no_color=True).print(item)
+        out.writelines(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
