@@ -179,13 +179,19 @@ class _Folder:
         except FloatingPointError:
             # The builtin backend underflows on extreme upsets; mpmath does not (slow, rare).
             rated = self._precise(env).rate(groups, ranks)
-        history = self.out.history
+        history, live, last, ratings = self.out.history, self._live, self._last, self.out.ratings
+        match_id, season = first.match_id, first.season
         for key, (new,) in zip(keys, rated, strict=True):
-            self._live[key] = new
-            self._last[key[0]] = key
-            self.out.ratings[key] = (new.mu, new.sigma)
-            point = HistoryPoint(step, first.match_id, first.season, key[1], new.mu, new.sigma)
-            history.setdefault(key[0], []).append(point)
+            live[key] = new
+            last[key[0]] = key
+            mu, sigma = new.mu, new.sigma  # properties computed from pi, tau: read once
+            ratings[key] = (mu, sigma)
+            point = HistoryPoint(step, match_id, season, key[1], mu, sigma)
+            points = history.get(key[0])
+            if points is None:
+                history[key[0]] = [point]
+            else:
+                points.append(point)
 
     def _precise(self, env: trueskill.TrueSkill) -> trueskill.TrueSkill:
         import trueskill
@@ -207,9 +213,16 @@ class _Folder:
         placing: list[Fraction] | list[int]
         means: list[Fraction] = []
         if len(set(bots)) == len(bots):  # the common case: one seat per bot
+            all_stats = out.stats
             for seat in seats:
-                stats = self._stats(seat.bot)
-                self._seen(stats, seat.owner, seat.version)
+                stats = all_stats.get(seat.bot)
+                if stats is None:
+                    stats = all_stats[seat.bot] = BotStats(seat.bot)
+                stats.matches += 1
+                if seat.owner:
+                    stats.owner = seat.owner
+                version = stats.version = seat.version
+                stats.versions[version] = stats.versions.get(version, 0) + 1
                 stats.placing_sum += seat.rank + 1
                 stats.points_sum += seat.score
                 stats.faults += seat.faults
@@ -240,18 +253,17 @@ class _Folder:
         for i, a in enumerate(bots):
             pa = placing[i]
             for j, b in enumerate(bots):
-                if i == j:
-                    continue
-                cell = h2h.get((a, b))
-                if cell is None:
-                    cell = h2h[(a, b)] = HeadToHead()
-                pb = placing[j]
-                if pa < pb:
-                    cell.above += 1
-                elif pa > pb:
-                    cell.below += 1
-                else:
-                    cell.tied += 1
+                if i != j:
+                    cell = h2h.get((a, b))
+                    if cell is None:
+                        cell = h2h[(a, b)] = HeadToHead()
+                    pb = placing[j]
+                    if pa < pb:
+                        cell.above += 1
+                    elif pa > pb:
+                        cell.below += 1
+                    else:
+                        cell.tied += 1
 
     def _stats(self, bot: str) -> BotStats:
         stats = self.out.stats.get(bot)
