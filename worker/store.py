@@ -13,11 +13,12 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -75,6 +76,14 @@ log = logging.getLogger(__name__)
 #: How a stored match record is encoded in match_records.data.
 RECORD_ENCODING = "zlib+json"
 
+# Built once: statement objects memoise their cache keys, so the hot path skips that work.
+_INSERT_SEATS = t.result_seats.insert()
+_INSERT_FAULTS = t.faults.insert()
+_INSERT_RECORD = t.match_records.insert()
+_INSERT_STDERR = t.seat_stderr.insert()
+#: Match ids per IN (...) list: well under SQLite's bound-parameter limit.
+_CHUNK = 500
+
 
 def _now() -> datetime:
     return datetime.now(UTC)
@@ -101,6 +110,16 @@ class Store:
         self._config = config
         self._pid = os.getpid()
         self._postgres = engine.dialect.name == "postgresql"
+        # Built once: record_result is the hot path, and building a statement per call
+        # costs more than running it.
+        self._insert_result = self._insert_ignore(t.results, ["match_id"]).returning(
+            t.results.c.match_id
+        )
+        self._mark_done = (
+            t.scheduled_matches.update()
+            .where(t.scheduled_matches.c.match_id == sa.bindparam("b_match_id"))
+            .values(status=sa.bindparam("b_status"), updated_at=sa.bindparam("b_at"))
+        )
 
     # -- opening -----------------------------------------------------------------------
 
@@ -374,14 +393,20 @@ class Store:
         if done == 0:
             raise UnknownSeason(f"no season {season_id!r}")
 
-    def scheduled(self, season_id: str) -> list[ScheduledMatchRow]:
-        """The season's matches in schedule order, with status and attempts."""
+    def scheduled(
+        self, season_id: str, statuses: Iterable[MatchStatus] | None = None
+    ) -> list[ScheduledMatchRow]:
+        """The season's matches in schedule order, with status and attempts (only those in
+        ``statuses`` when given)."""
         query = (
             sa.select(t.scheduled_matches, t.seasons.c.season_id)
             .join(t.seasons, t.seasons.c.id == t.scheduled_matches.c.season_pk)
             .where(t.seasons.c.season_id == season_id)
             .order_by(t.scheduled_matches.c.idx)
         )
+        if statuses is not None:
+            wanted = [MatchStatus(x).value for x in statuses]
+            query = query.where(t.scheduled_matches.c.status.in_(wanted))
         with self._read("scheduled") as conn:
             self._season_pk(conn, season_id)
             rows = conn.execute(query).all()
@@ -400,26 +425,36 @@ class Store:
 
     def mark_match(self, match_id: str, status: MatchStatus, detail: str = "") -> None:
         """Set a scheduled match's status; RUNNING counts an attempt; DONE is never undone."""
+        self.mark_matches([match_id], status, detail)
+
+    def mark_matches(self, match_ids: Sequence[str], status: MatchStatus, detail: str = "") -> int:
+        """Set the status of many scheduled matches in one transaction (enqueueing a season);
+        returns how many changed (DONE ones never do). UnknownMatch, and nothing changed,
+        if any id is not scheduled."""
         status = MatchStatus(status)
+        ids = list(dict.fromkeys(match_ids))
         values: dict[str, Any] = {"status": status.value, "detail": detail, "updated_at": _now()}
         if status is MatchStatus.RUNNING:
             values["attempts"] = t.scheduled_matches.c.attempts + 1
-        with self._write("mark match") as conn:
-            changed = conn.execute(
-                t.scheduled_matches.update()
-                .where(t.scheduled_matches.c.match_id == match_id)
-                .where(t.scheduled_matches.c.status != MatchStatus.DONE.value)
-                .values(**values)
-            ).rowcount
-            if changed == 0 and (
-                conn.execute(
-                    sa.select(t.scheduled_matches.c.match_id).where(
-                        t.scheduled_matches.c.match_id == match_id
+        column = t.scheduled_matches.c.match_id
+        changed = 0
+        with self._write("mark matches") as conn:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                found = set(conn.execute(sa.select(column).where(column.in_(chunk))).scalars())
+                missing = [m for m in chunk if m not in found]
+                if missing:
+                    raise UnknownMatch(
+                        f"no scheduled match {missing[0]!r}"
+                        + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                     )
-                ).first()
-                is None
-            ):
-                raise UnknownMatch(f"no scheduled match {match_id!r}")
+                changed += conn.execute(
+                    t.scheduled_matches.update()
+                    .where(column.in_(chunk))
+                    .where(t.scheduled_matches.c.status != MatchStatus.DONE.value)
+                    .values(**values)
+                ).rowcount
+        return changed
 
     def progress(self, season_id: str) -> Progress:
         """How many of the season's matches are in each status."""
@@ -453,14 +488,20 @@ class Store:
         StoreUnavailable when the database is unreachable or drops the connection: nothing
         was written, so the job may simply retry.
         """
-        parsed = _parse_record(match_id, record)
+        if not isinstance(record, dict):
+            raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
         try:
+            # Checked before the record is parsed, so the message is the store's own.
             outcome = Outcome(record.get("outcome", Outcome.COMPLETED.value))
         except ValueError:
             raise InvalidRecord(
                 f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
             ) from None
-        raw = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        parsed = _parse_record(match_id, record)
+        try:
+            raw = orjson.dumps(record)
+        except TypeError as exc:
+            raise InvalidRecord(f"match {match_id}: the record is not plain JSON: {exc}") from None
         blob = zlib.compress(raw, self._config.compress_level)
         faults_per_seat: dict[int, int] = {}
         for fault in parsed.faults:
@@ -493,40 +534,38 @@ class Store:
             self._stderr_row(match_id, seat, text) for seat, text in sorted(stderr.items()) if text
         ]
         now = _now()
+        result_row = {
+            "match_id": match_id,
+            "game": parsed.game,
+            "options": dict(parsed.options),
+            "seed": str(parsed.seed),
+            "outcome": outcome.value,
+            "abort_reason": str(record.get("abort_reason") or ""),
+            "saloon_version": parsed.saloon_version,
+            "finished_at": now,
+        }
+        blob_row = {
+            "match_id": match_id,
+            "encoding": RECORD_ENCODING,
+            "raw_bytes": len(raw),
+            "data": blob,
+        }
         with self._write(f"record result of {match_id}") as conn:
-            written = conn.execute(
-                self._insert_ignore(t.results, ["match_id"])
-                .returning(t.results.c.match_id)
-                .values(
-                    match_id=match_id,
-                    game=parsed.game,
-                    options=_as_json(dict(parsed.options), "options"),
-                    seed=str(parsed.seed),
-                    outcome=outcome.value,
-                    abort_reason=str(record.get("abort_reason") or ""),
-                    saloon_version=parsed.saloon_version,
-                    finished_at=now,
-                )
-            ).scalar_one_or_none()
             # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
+            written = conn.execute(self._insert_result, result_row).scalar_one_or_none()
             if written is None:
                 log.info("store: %s already recorded; this copy is dropped", match_id)
                 return False
             if seats:
-                conn.execute(t.result_seats.insert(), seats)
+                conn.execute(_INSERT_SEATS, seats)
             if fault_rows:
-                conn.execute(t.faults.insert(), fault_rows)
-            conn.execute(
-                t.match_records.insert().values(
-                    match_id=match_id, encoding=RECORD_ENCODING, raw_bytes=len(raw), data=blob
-                )
-            )
+                conn.execute(_INSERT_FAULTS, fault_rows)
+            conn.execute(_INSERT_RECORD, blob_row)
             if stderr_rows:
-                conn.execute(t.seat_stderr.insert(), stderr_rows)
+                conn.execute(_INSERT_STDERR, stderr_rows)
             conn.execute(
-                t.scheduled_matches.update()
-                .where(t.scheduled_matches.c.match_id == match_id)
-                .values(status=MatchStatus.DONE.value, updated_at=now)
+                self._mark_done,
+                {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
             )
         return True
 
@@ -566,13 +605,15 @@ class Store:
             return []
         ids = self._results_query(where).with_only_columns(t.results.c.match_id)
         seats: dict[str, list[SeatResult]] = {}
-        for s in conn.execute(
-            sa.select(t.result_seats)
-            .where(t.result_seats.c.match_id.in_(ids.scalar_subquery()))
-            .order_by(t.result_seats.c.match_id, t.result_seats.c.seat)
-        ):
-            seats.setdefault(s.match_id, []).append(
-                SeatResult(s.seat, s.bot, s.version, s.score, s.rank, bool(s.played_out), s.faults)
+        c = t.result_seats.c
+        # Plain tuples, fetched at once: a ratings fold reads every result of a game.
+        for match_id, seat, bot, version, score, rank, played_out, faults in conn.execute(
+            sa.select(c.match_id, c.seat, c.bot, c.version, c.score, c.rank, c.played_out, c.faults)
+            .where(c.match_id.in_(ids.scalar_subquery()))
+            .order_by(c.match_id, c.seat)
+        ).all():
+            seats.setdefault(match_id, []).append(
+                SeatResult(seat, bot, version, score, rank, bool(played_out), faults)
             )
         return [
             ResultRow(
@@ -628,7 +669,7 @@ class Store:
             return None
         if row.encoding != RECORD_ENCODING:
             raise StoreError(f"match {match_id}: record encoding {row.encoding!r} unknown")
-        loaded: dict[str, Any] = json.loads(zlib.decompress(row.data))
+        loaded: dict[str, Any] = orjson.loads(zlib.decompress(row.data))
         return loaded
 
     def stderr(self, match_id: str, seat: int) -> str:
@@ -647,8 +688,12 @@ class Store:
 
 
 def _parse_record(match_id: str, record: dict[str, Any]) -> MatchRecord:
+    """The record's header, seats, faults, scores and ranks, checked; the log is only
+    checked to be a list (parsing ~240 entries would cost more than storing them)."""
+    if not isinstance(record.get("log"), list):
+        raise InvalidRecord(f"match {match_id}: the record has no 'log' list")
     try:
-        parsed = MatchRecord.from_json(record)
+        parsed = MatchRecord.from_json({**record, "log": []})
     except RecordError as exc:
         raise InvalidRecord(f"match {match_id}: {exc}") from None
     if parsed.match_id != match_id:

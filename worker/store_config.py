@@ -16,6 +16,11 @@ DEFAULT_BUSY_TIMEOUT_MS = 30_000
 DEFAULT_STDERR_CAP_BYTES = 64 * 1024
 #: zlib level for stored match records: 6 is zlib's default balance of size and speed.
 DEFAULT_COMPRESS_LEVEL = 6
+#: SQLite's fsync policy. FULL: a commit survives a power cut, not only a killed process
+#: (NORMAL, with WAL, survives a killed process but may roll back the last commits on a
+#: power cut; it saves an fsync per recorded match).
+DEFAULT_SQLITE_SYNCHRONOUS = "FULL"
+SQLITE_SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: Connections a process keeps open to PostgreSQL (one store per worker process).
 DEFAULT_POOL_SIZE = 5
 
@@ -28,6 +33,14 @@ class StoreConfig:
     stderr_cap_bytes: int = DEFAULT_STDERR_CAP_BYTES
     compress_level: int = DEFAULT_COMPRESS_LEVEL
     pool_size: int = DEFAULT_POOL_SIZE
+    sqlite_synchronous: str = DEFAULT_SQLITE_SYNCHRONOUS
+
+    def __post_init__(self) -> None:
+        if self.sqlite_synchronous.upper() not in SQLITE_SYNCHRONOUS_LEVELS:
+            raise ValueError(
+                f"sqlite_synchronous {self.sqlite_synchronous!r} is not one of "
+                + ", ".join(SQLITE_SYNCHRONOUS_LEVELS)
+            )
 
 
 DEFAULT_STORE_CONFIG = StoreConfig()

@@ -17,6 +17,9 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
+#: The migration revision these tables correspond to (a test checks it is the newest).
+SCHEMA_REVISION = "0001"
+
 metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
 ID = sa.String(200)

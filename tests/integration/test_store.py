@@ -7,11 +7,12 @@ module; every test starts from empty tables.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from saloon.worker.store import (
 )
 from saloon.worker.store_config import StoreConfig
 from saloon.worker.store_engine import current_revision, head_revision
-from saloon.worker.store_schema import metadata
+from saloon.worker.store_schema import SCHEMA_REVISION, metadata, result_seats
 from tests.databases import postgres_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,8 +114,9 @@ def schedule(season: str, n: int) -> list[ScheduledMatch]:
 
 
 def test_open_migrates_to_head_and_the_tables_match_the_schema_module(store: Store) -> None:
-    assert current_revision(store.engine) == head_revision()
+    assert head_revision() == SCHEMA_REVISION
     with store.engine.connect() as conn:
+        assert current_revision(conn) == SCHEMA_REVISION
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diff == []
 
@@ -273,11 +275,11 @@ def test_record_result_writes_once_and_keeps_everything(store: Store) -> None:
 
 
 def test_an_aborted_match_keeps_its_reason_and_has_no_scores(store: Store) -> None:
-    raw = record("local-1", scores=(), ranks=(), outcome="aborted", abort_reason="wall clock")
+    raw = record("local-1", scores=(), ranks=(), outcome="aborted", abort_reason="wall_clock")
     assert store.record_result("local-1", raw, {}) is True
     result = store.result("local-1")
     assert result is not None
-    assert (result.outcome, result.abort_reason) == (Outcome.ABORTED, "wall clock")
+    assert (result.outcome, result.abort_reason) == (Outcome.ABORTED, "wall_clock")
     assert (result.scores, result.ranks, result.season_id) == ((), (), None)
 
 
@@ -286,7 +288,10 @@ def test_an_aborted_match_keeps_its_reason_and_has_no_scores(store: Store) -> No
     [
         (record("other"), "given for match"),
         (record("m", outcome="won"), "completed|aborted"),
-        ({"match_id": "m"}, "format"),
+        ({**record("m"), "format": "saloon.match/0"}, "format"),
+        ({"match_id": "m"}, "log"),
+        ({**record("m"), "seed": "seven"}, "seed"),
+        ({**record("m"), "options": {"x": {1, 2}}}, "not plain JSON"),
     ],
 )
 def test_a_bad_record_is_refused_and_nothing_written(
@@ -338,34 +343,44 @@ def test_unknown_matches_read_as_nothing(store: Store) -> None:
 RACER = textwrap.dedent(
     """
     import json, os, sys, time
-    from saloon.worker.store import Store
+    from saloon.worker.store import ScheduledMatch, Store
     url, go, ids = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     records = json.loads(sys.stdin.read())
-    store = Store.open(url)
     print("ready", flush=True)
     while not os.path.exists(go):
         time.sleep(0.001)
+    store = Store.open(url)  # both migrate a fresh database at once
+    schedule = [ScheduledMatch(m, i, {}) for i, m in enumerate(sorted(ids))]
+    created = store.create_season("race", {"game": "g"}, schedule)
     wrote = [store.record_result(m, records[m], {0: "from " + str(os.getpid())}) for m in ids]
-    print(json.dumps(wrote), flush=True)
+    print(json.dumps({"created": created, "wrote": wrote}), flush=True)
     store.close()
     """
 )
 
 
-def test_two_processes_racing_on_the_same_matches_record_each_once(
-    store: Store, store_url: str, tmp_path: Path
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database, never migrated."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/fresh.db"
+    else:
+        with postgres_schema("race") as url:
+            yield url
+
+
+def test_two_processes_racing_on_a_fresh_store_migrate_create_and_record_once(
+    fresh_url: str, tmp_path: Path
 ) -> None:
-    ids = [f"race-{i}" for i in range(20)]
-    store.create_season(
-        "race", {"game": "g"}, [ScheduledMatch(m, i, {}) for i, m in enumerate(ids)]
-    )
+    ids = [f"race-{i:02d}" for i in range(20)]
     faulty = (Fault(0, FaultKind.INVALID, 2, "answer 9 of 3"),)
     records = {m: record(m, faults=faulty) for m in ids}
     go = tmp_path / "go"
+    # Opposite orders: the two meet in the middle, each match contested at some point.
     orders = [ids, list(reversed(ids))]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", RACER, store_url, str(go), json.dumps(order)],
+            [sys.executable, "-c", RACER, fresh_url, str(go), json.dumps(order)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -373,37 +388,46 @@ def test_two_processes_racing_on_the_same_matches_record_each_once(
         )
         for order in orders
     ]
-    for proc in procs:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(records))
-        proc.stdin.close()
-        assert proc.stdout.readline().strip() == "ready"
-    go.touch()
-    wrote: dict[str, int] = {m: 0 for m in ids}
-    for proc, order in zip(procs, orders, strict=True):
-        assert proc.stdout is not None
-        out = proc.stdout.read()
-        assert proc.wait(timeout=60) == 0
-        for match_id, flag in zip(order, json.loads(out), strict=True):
+    try:
+        for proc in procs:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(records))
+            proc.stdin.close()
+            assert proc.stdout.readline().strip() == "ready"
+        go.touch()
+        outputs = []
+        for proc in procs:
+            assert proc.stdout is not None
+            outputs.append(json.loads(proc.stdout.read()))
+            assert proc.wait(timeout=60) == 0
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert sorted(out["created"] for out in outputs) == [False, True]
+    wrote = {m: 0 for m in ids}
+    for out, order in zip(outputs, orders, strict=True):
+        for match_id, flag in zip(order, out["wrote"], strict=True):
             wrote[match_id] += flag
     assert wrote == {m: 1 for m in ids}
-    assert [r.match_id for r in store.results(season_id="race")] == ids
-    assert all(len(store.faults(m)) == 1 for m in ids)
-    assert store.progress("race").done == len(ids)
+    with Store.open(fresh_url) as store:
+        assert [r.match_id for r in store.results(season_id="race")] == ids
+        assert all(len(store.faults(m)) == 1 for m in ids)
+        assert store.progress("race").done == len(ids)
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.select(sa.func.count()).select_from(result_seats)).scalar() == 40
 
 
 # -- connection loss (PostgreSQL) -----------------------------------------------------
 
-
-def _backend_pid(conn: sa.Connection) -> int:
-    return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+postgres_only = pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
 
 
+@postgres_only
 def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_once(
     store: Store, store_url: str
 ) -> None:
-    if store.backend != "postgresql":
-        pytest.skip("a server-side disconnect is a PostgreSQL matter")
     admin = sa.create_engine(store_url)
     killed: list[int] = []
 
@@ -428,23 +452,107 @@ def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_o
     assert len(store.results()) == 1
 
 
+@postgres_only
 def test_pooled_connections_killed_by_the_server_are_replaced_before_use(
     store: Store, store_url: str
 ) -> None:
-    if store.backend != "postgresql":
-        pytest.skip("a server-side disconnect is a PostgreSQL matter")
     with store.engine.connect() as conn:
-        pid = _backend_pid(conn)
+        pid = int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
     admin = sa.create_engine(store_url)
     try:
         with admin.begin() as other:
             other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
     finally:
         admin.dispose()
-    time.sleep(0.05)
-    assert store.record_result("after-restart", record("after-restart"), {}) is True
+    assert store.record_result("after-kill", record("after-kill"), {}) is True
 
 
 def test_an_unreachable_postgres_is_store_unavailable() -> None:
     with pytest.raises(StoreUnavailable, match="unavailable"):
         Store.open("postgresql+psycopg://postgres@127.0.0.1:1/test?connect_timeout=2")
+
+
+def test_a_forked_child_uses_fresh_connections_and_the_parent_keeps_its_own(
+    store: Store,
+) -> None:
+    # RQ's default worker forks a work-horse per job after the parent opened the store.
+    store.create_season("fork", {"game": "g"}, schedule("fork", 2))
+    pid = os.fork()
+    if pid == 0:  # the child: record one match, exit without running pytest's teardown
+        code = 1
+        try:
+            code = 0 if store.record_result("fork-0", record("fork-0"), {}) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.record_result("fork-1", record("fork-1"), {}) is True
+    assert store.record_result("fork-0", record("fork-0"), {}) is False
+    assert [r.match_id for r in store.results()] == ["fork-0", "fork-1"]
+
+
+def test_mark_matches_moves_many_at_once_and_skips_done_ones(store: Store) -> None:
+    ids = [f"bulk-{i:04d}" for i in range(1200)]  # more than one IN (...) chunk
+    store.create_season(
+        "bulk", {"game": "g"}, [ScheduledMatch(m, i, {}) for i, m in enumerate(ids)]
+    )
+    store.record_result(ids[7], record(ids[7]), {})
+    assert store.mark_matches(ids, MatchStatus.QUEUED) == len(ids) - 1
+    assert store.progress("bulk").count(MatchStatus.QUEUED) == len(ids) - 1
+    queued = store.scheduled("bulk", [MatchStatus.QUEUED])
+    assert len(queued) == len(ids) - 1 and queued[0].match_id == ids[0]
+    assert [r.match_id for r in store.scheduled("bulk", [MatchStatus.DONE])] == [ids[7]]
+    with pytest.raises(UnknownMatch, match="nope"):
+        store.mark_matches([ids[0], "nope"], MatchStatus.CANCELLED)
+    assert store.progress("bulk").count(MatchStatus.CANCELLED) == 0  # nothing changed
+
+
+def test_versions_added_at_once_from_many_threads_get_distinct_numbers(store: Store) -> None:
+    store.add_bot("alpha", "alice")
+
+    def add(worker: int) -> None:
+        for i in range(4):
+            store.add_version("alpha", f"w{worker}-{i}")
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(add, range(6)))
+    assert sorted(v.seq for v in store.versions("alpha")) == list(range(1, 25))
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_sqlite_store_locked_past_the_busy_timeout_is_unavailable_not_broken(
+    store: Store, store_url: str
+) -> None:
+    impatient = Store.open(store_url, config=StoreConfig(busy_timeout_ms=50))
+    try:
+        with store.engine.connect() as holder:
+            holder.execution_options(saloon_store_write=True)
+            # BEGIN IMMEDIATE: the holder keeps the write lock while the other tries.
+            with holder.begin(), pytest.raises(StoreUnavailable, match="locked"):
+                impatient.record_result("m", record("m"), {})
+        assert impatient.record_result("m", record("m"), {}) is True
+    finally:
+        impatient.close()
+
+
+def test_the_migrations_go_down_to_nothing_and_up_again(fresh_url: str) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    from saloon.worker.store_engine import migrations_dir
+
+    Store.open(fresh_url).close()
+    engine = sa.create_engine(fresh_url)
+    try:
+        with engine.begin() as conn:
+            cfg = Config()
+            cfg.set_main_option("script_location", str(migrations_dir()))
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "base")
+        with engine.connect() as conn:
+            assert current_revision(conn) is None
+            assert not sa.inspect(conn).has_table("results")
+    finally:
+        engine.dispose()
+    with Store.open(fresh_url) as store:
+        assert store.create_season("s", {"game": "g"}, schedule("s", 1)) is True
