@@ -119,6 +119,26 @@ class Standings:
         return self.ratings[(bot, stats.version)]
 
 
+def rate_groups(env: trueskill.TrueSkill, groups: list[Any], ranks: list[Any]) -> Any:
+    """``env.rate(groups, ranks)``; on an extreme upset, where the builtin backend
+    underflows (FloatingPointError), the same with mpmath if it is installed (6-15x
+    slower, and only then); None when neither can rate it (the ratings then stay as
+    they were: the match still counts in the statistics)."""
+    try:
+        return env.rate(groups, ranks)
+    except FloatingPointError:
+        pass
+    import trueskill
+
+    try:
+        precise = trueskill.TrueSkill(
+            env.mu, env.sigma, env.beta, env.tau, env.draw_probability, backend="mpmath"
+        )
+        return precise.rate(groups, ranks)
+    except (ImportError, ValueError, FloatingPointError):
+        return None
+
+
 def _units(results: list[Result]) -> Iterator[list[Result]]:
     """Rated comparisons in order: each result alone, or a deal group at its first match."""
     groups: dict[str, list[Result]] = {}
@@ -174,11 +194,11 @@ class _Folder:
     def rate(self, keys: list[Key], ranks: list[Any], step: int, first: Result) -> None:
         env = self.env(len(keys))
         groups = [(self.live(k, env),) for k in keys]
-        try:
-            rated = env.rate(groups, ranks)
-        except FloatingPointError:
-            # The builtin backend underflows on extreme upsets; mpmath does not (slow, rare).
-            rated = self._precise(env).rate(groups, ranks)
+        rated = rate_groups(env, groups, ranks)
+        if rated is None:
+            log.warning("ladder %s: %s cannot be rated (extreme upset, no mpmath); skipped",
+                        self.out.ladder.label, first.match_id)  # fmt: skip
+            return
         history, live, last, ratings = self.out.history, self._live, self._last, self.out.ratings
         match_id, season = first.match_id, first.season
         for key, (new,) in zip(keys, rated, strict=True):
@@ -192,14 +212,6 @@ class _Folder:
                 history[key[0]] = [point]
             else:
                 points.append(point)
-
-    def _precise(self, env: trueskill.TrueSkill) -> trueskill.TrueSkill:
-        import trueskill
-
-        log.warning("ladder %s: extreme upset, rating with mpmath", self.out.ladder.label)
-        return trueskill.TrueSkill(
-            env.mu, env.sigma, env.beta, env.tau, env.draw_probability, backend="mpmath"
-        )
 
     def count(self, result: Result) -> None:
         """The match's statistics and head-to-head."""

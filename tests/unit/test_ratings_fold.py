@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
 
 import pytest
 
-from saloon.ratings.fold import fold
+from saloon.ratings.fold import fold, rate_groups
 from saloon.ratings.ladders import Ladder, default_ladder, ladder_for
 from saloon.ratings.leaderboard import BotInfo, build_leaderboard
 from saloon.ratings.params import DEFAULT_SIGMA, RatingParams, Scope
@@ -138,3 +139,16 @@ def test_unrated_bots_are_listed_unrated_not_zero() -> None:
 def test_params_clamp_draw_probability() -> None:
     assert RatingParams(draw_probability=0.0).draw_probability_for(2) == pytest.approx(0.01)
     assert RatingParams(forced_ties=True).draw_probability_for(6) == pytest.approx(0.8)
+
+
+def test_an_extreme_upset_is_rated_precisely_or_skipped_never_raised() -> None:
+    # a 400-point upset underflows trueskill's builtin backend (FloatingPointError)
+    env = LADDER.params.environment(Scope.SEASON, 2)
+    groups = [(env.create_rating(0, 0.3),), (env.create_rating(400, 0.3),)]
+    with pytest.raises(FloatingPointError):
+        env.rate(groups, [0, 1])
+    rated = rate_groups(env, groups, [0, 1])
+    if importlib.util.find_spec("mpmath") is None:
+        assert rated is None  # the comparison is skipped (logged), the fold goes on
+    else:
+        assert rated is not None and rated[0][0].mu > 0
