@@ -66,7 +66,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     board.set_defaults(handler=cmd_leaderboard)
 
     bot = subparsers.add_parser("bot", help="a bot's versions, ratings and recent matches")
-    bot_sub = bot.add_subparsers(dest="bot_command", required=True)
+    bot_sub = bot.add_subparsers(dest="bot_command", required=True, metavar="show")
     show = bot_sub.add_parser("show", help="versions, rating history, recent matches")
     show.add_argument("name", help="a stored bot's name, house:NAME, or a bot path")
     show.add_argument(
