@@ -9,6 +9,7 @@ conservative rating the table ranks by) and a head-to-head table.
 from __future__ import annotations
 
 from html import escape
+from itertools import pairwise
 from typing import Any, TextIO
 
 from saloon.ratings.fold import HistoryPoint
@@ -45,6 +46,8 @@ svg text { font-size: 10px; fill: var(--muted); }
 td.h2h { text-align: center; font-variant-numeric: tabular-nums; }
 td.win { background: var(--good); } td.loss { background: var(--bad); }
 td.self { background: #f2f4f7; }
+table#head-to-head { table-layout: fixed; }
+#head-to-head thead th { text-align: center; }
 """
 
 
@@ -82,6 +85,15 @@ def rating_chart(
             f'<line x1="{_PAD_LEFT}" x2="{_PAD_LEFT + w}" y1="{y}" y2="{y}" stroke="#eaecf0"/>'
             f'<text x="{_PAD_LEFT - 4}" y="{y + 3}" text-anchor="end">{v:.0f}</text>'
         )
+    marks = []
+    for before, p in pairwise(points):
+        if p.version != before.version:  # a new version starts here (its sigma widens)
+            x = _PAD_LEFT + sx(p.step)
+            marks.append(
+                f'<line class="version" x1="{x}" x2="{x}" y1="{_PAD_TOP}" y2="{_PAD_TOP + h}" '
+                f'stroke="#667085" stroke-dasharray="2 2"/>'
+                f'<text x="{x + 3}" y="{_PAD_TOP + 9}">{escape(p.version)}</text>'
+            )
     label = escape(bot, quote=True)
     return (
         f'<svg class="chart" data-bot="{label}" role="img" width="100%" '
@@ -90,7 +102,8 @@ def rating_chart(
         + f'<polygon points="{" ".join(upper + lower)}" fill="var(--band)" opacity=".8"/>'
         f'<polyline points="{cons}" fill="none" stroke="#98a2b3" stroke-dasharray="4 3"/>'
         f'<polyline points="{mu}" fill="none" stroke="var(--accent)" stroke-width="2"/>'
-        f'<text x="{_PAD_LEFT}" y="{CHART_HEIGHT - 4}">comparison 0</text>'
+        + "".join(marks)
+        + f'<text x="{_PAD_LEFT}" y="{CHART_HEIGHT - 4}">comparison 0</text>'
         f'<text x="{_PAD_LEFT + w}" y="{CHART_HEIGHT - 4}" text-anchor="end">{last_step}</text>'
         "</svg>"
     )
@@ -168,7 +181,8 @@ def _charts(board: Leaderboard) -> str:
         )
     return (
         '<p class="meta">mu (solid), conservative rating mu - 3 sigma (dashed), '
-        "mu ± 3 sigma (band), after each rated comparison of the ladder.</p>"
+        "mu ± 3 sigma (band), after each rated comparison of the ladder; a dotted line "
+        "marks where a new version of the bot started.</p>"
         f'<div class="charts">{"".join(figures)}</div>'
     )
 
