@@ -10,7 +10,7 @@ in the same run and on the same inputs, alternately:
 * rebuild: :func:`saloon.ratings.fold.fold` plus :func:`build_leaderboard` (sorting into
   schedule order, statistics, head-to-head, rating history, the ranked rows).
 
-Median of ``--runs`` (raw and rebuild alternate); one process pinned to one core. Wall
+Median of ``--runs`` (raw and rebuild alternate, each run swapping which goes first); one process pinned to one core. Wall
 and CPU seconds are both shown; the ratio is taken on CPU time, which a machine shared
 with other work disturbs less. Target: rebuild <= 1.3x raw.
 """
@@ -106,9 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     for seats in args.seats:
         results = synthetic(args.results, seats, args.bots, seed=seats)
         raws, builds = [], []
-        for _ in range(args.runs):
-            raws.append(raw(results))
-            builds.append(rebuild(results))
+        for run in range(args.runs):
+            # alternate which goes first: on a shared machine the load drifts within a run
+            if run % 2:
+                builds.append(rebuild(results))
+                raws.append(raw(results))
+            else:
+                raws.append(raw(results))
+                builds.append(rebuild(results))
             print(f"  {seats} seats: raw {raws[-1][0]:.2f} s wall {raws[-1][1]:.2f} s CPU, "
                   f"rebuild {builds[-1][0]:.2f} s wall {builds[-1][1]:.2f} s CPU",
                   file=sys.stderr)  # fmt: skip
