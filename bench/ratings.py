@@ -10,9 +10,9 @@ in the same run and on the same inputs, alternately:
 * rebuild: :func:`saloon.ratings.fold.fold` plus :func:`build_leaderboard` (sorting into
   schedule order, statistics, head-to-head, rating history, the ranked rows).
 
-Median of ``--runs`` (raw and rebuild alternate, each run swapping which goes first); one process pinned to one core. Wall
-and CPU seconds are both shown; the ratio is taken on CPU time, which a machine shared
-with other work disturbs less. Target: rebuild <= 1.3x raw.
+Median of ``--runs`` (each run swaps which of raw and rebuild goes first); one process
+pinned to one core. Wall and CPU seconds are both shown; the ratio is taken on CPU
+time, which a machine shared with other work disturbs less. Target: rebuild <= 1.3x raw.
 """
 
 from __future__ import annotations
