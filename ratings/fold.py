@@ -100,6 +100,8 @@ class Standings:
     params: RatingParams
     #: The current rating (mu, sigma) of every bot version rated.
     ratings: dict[Key, tuple[float, float]] = field(default_factory=dict)
+    #: Per bot, the version it was last rated with (its rating on the leaderboard).
+    current: dict[str, Key] = field(default_factory=dict)
     stats: dict[str, BotStats] = field(default_factory=dict)
     history: dict[str, list[HistoryPoint]] = field(default_factory=dict)
     #: (a, b) -> how a placed against b, for every ordered pair that met.
@@ -112,11 +114,9 @@ class Standings:
     seat_counts: set[int] = field(default_factory=set)
 
     def rating(self, bot: str) -> tuple[float, float] | None:
-        """The bot's current (mu, sigma): that of the version it last played, or None."""
-        stats = self.stats.get(bot)
-        if stats is None or (bot, stats.version) not in self.ratings:
-            return None
-        return self.ratings[(bot, stats.version)]
+        """The bot's current (mu, sigma): that of the version it was last rated with."""
+        key = self.current.get(bot)
+        return None if key is None else self.ratings[key]
 
 
 def rate_groups(env: trueskill.TrueSkill, groups: list[Any], ranks: list[Any]) -> Any:
@@ -170,8 +170,6 @@ class _Folder:
         self._envs: dict[int, trueskill.TrueSkill] = {}
         #: Live trueskill.Rating objects per bot version (the Standings keep plain tuples).
         self._live: dict[Key, Any] = {}
-        #: The version each bot last played: a new version starts from its rating.
-        self._last: dict[str, Key] = {}
 
     def env(self, seats: int) -> trueskill.TrueSkill:
         env = self._envs.get(seats)
@@ -182,7 +180,7 @@ class _Folder:
     def live(self, key: Key, env: trueskill.TrueSkill) -> Any:
         rating = self._live.get(key)
         if rating is None:
-            before = self._last.get(key[0])
+            before = self.out.current.get(key[0])  # a new version starts from it
             if before is None:
                 rating = env.create_rating()
             else:
@@ -199,7 +197,8 @@ class _Folder:
             log.warning("ladder %s: %s cannot be rated (extreme upset, no mpmath); skipped",
                         self.out.ladder.label, first.match_id)  # fmt: skip
             return
-        history, live, last, ratings = self.out.history, self._live, self._last, self.out.ratings
+        history, live, ratings = self.out.history, self._live, self.out.ratings
+        last = self.out.current
         match_id, season = first.match_id, first.season
         for key, (new,) in zip(keys, rated, strict=True):
             live[key] = new

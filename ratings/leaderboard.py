@@ -118,7 +118,8 @@ def build_leaderboard(
             )  # fmt: skip
             continue
         mu, sigma = rating
-        row = Row(0, bot, stats.owner, stats.version, mu - 3 * sigma, mu, sigma,
+        version = standings.current[bot][1]
+        row = Row(0, bot, stats.owner, version, mu - 3 * sigma, mu, sigma,
                   stats.matches, wins, placing, points, stats.faults)  # fmt: skip
         rated.append((-(mu - 3 * sigma), -mu, bot, row))
     for info in known:
