@@ -1,23 +1,30 @@
 """Bot protocol speed: the referee's decision round trip against a bare gRPC floor.
 
-    .venv/bin/python bench/protocol.py [--decisions 3000] [--seconds 3]
+    .venv/bin/python bench/protocol.py [--decisions 3000] [--cycles 300] [--seconds 3]
 
-Prints two tables:
+Prints three tables (each figure beside its floor, measured in the same run):
 
-1. Decision round trip over a unix socket, bot in its own process: the floor (a bare gRPC
-   bidi ping-pong of the same message sizes: a queue-fed request iterator, ``next()`` on
-   the responses, a server that answers fixed bytes) next to the referee's
-   ``GrpcSeat.decide`` with the real runtime and house:random (JSON encoding, protobuf,
-   the reader thread, the bot's typed decoding and its choice), median and p99, and the
-   ratio of the medians. Both run in the same process, interleaved in rounds.
-2. Full matches per second per game: in-process house bots, and the same bots over gRPC
-   (one warm runtime process per seat, as with warm containers; start-up not counted).
+1. Decision round trip over a unix socket, bot in its own process. The floor is the
+   fastest bare gRPC bidi this machine does for the referee's job: a ``grpc.aio`` stream
+   driven from the bench thread's own event loop (write, await the answer), against a
+   server answering fixed bytes of the same sizes. Beside it the referee's
+   ``GrpcSeat.decide`` with the real runtime (sandboxed process) and house:random (JSON
+   encoding, protobuf, the event loop, the bot's typed decoding and its choice), the two
+   interleaved in rounds; medians, p99 and ratios to the floor. Then, in a second phase
+   (a sync channel's threads would slow the first), the old floor (a sync client with a
+   queue-fed request iterator) against the floor again.
+2. A seat's start + finish + close per match: on a warm ``BotConnection`` and with a new
+   channel per seat (as before warm seats), against the floor's round trip.
+3. Whole matches per second per game: in-process house bots, and the same bots over gRPC
+   (one runtime process per seat, already serving): a new channel per seat and match, and
+   warm connections.
 """
 
 from __future__ import annotations
 
 import argparse
 import queue
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,13 +36,16 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import grpc.aio
 import orjson
+from rich.console import Console
+from rich.table import Table
 
 from saloon.referee.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import Match, play_local
-from saloon.referee.remote import GrpcSeat, ProcessSeat
-from saloon.referee.seats import DecisionRequest, InProcessSeat, StartInfo
+from saloon.referee.remote import BotConnection, GrpcSeat, ProcessSeat, thread_loop
+from saloon.referee.seats import DecisionRequest, EndInfo, InProcessSeat, StartInfo
 from saloon.sdk.house import house_bots, make_house_bot
 from saloon.sdk.proto import bot_pb2
 from saloon.sdk.protocol import PLAY_METHOD, unix_target
@@ -63,16 +73,10 @@ def floor_server(socket_path: str, reply_size: int) -> None:
     server.wait_for_termination()
 
 
-class Floor:
-    """A bare bidi stream to the floor server: send bytes, wait for the answer."""
+class SyncFloor:
+    """The old floor: a sync client with a queue-fed request iterator and ``next()``."""
 
-    def __init__(self, request_size: int, reply_size: int) -> None:
-        self.dir = tempfile.mkdtemp(prefix="saloon-bench-")
-        path = str(Path(self.dir) / "floor.sock")
-        argv = [sys.executable, __file__, "--floor-server", path, str(reply_size)]
-        self.proc = subprocess.Popen(argv, start_new_session=True)
-        while not Path(path).exists():
-            time.sleep(0.01)
+    def __init__(self, path: str, request_size: int) -> None:
         self.channel = grpc.insecure_channel(unix_target(path))
         grpc.channel_ready_future(self.channel).result(timeout=30)
         self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
@@ -83,16 +87,64 @@ class Floor:
         while (item := self.outbox.get()) is not None:
             yield item
 
-    def round_trip(self) -> None:
-        self.outbox.put(self.payload)
-        next(self.call)
+    def round_trips(self, count: int) -> list[float]:
+        """``count`` round trips, each timed (us)."""
+        times = []
+        for _ in range(count):
+            t = time.perf_counter_ns()
+            self.outbox.put(self.payload)
+            next(self.call)
+            times.append((time.perf_counter_ns() - t) / 1000)
+        return times
 
     def close(self) -> None:
         self.outbox.put(None)
         self.call.cancel()
         self.channel.close()
+
+
+class Floor:
+    """The floor: a bare grpc.aio bidi stream driven from this thread's own event loop.
+
+    The fastest bare gRPC bidi measured here for the referee's job (MEASURED.md): send
+    bytes, await the answer, all inside one coroutine, no thread hand-off.
+    """
+
+    def __init__(self, request_size: int, reply_size: int) -> None:
+        self.dir = tempfile.mkdtemp(prefix="saloon-bench-")
+        self.path = str(Path(self.dir) / "floor.sock")
+        argv = [sys.executable, __file__, "--floor-server", self.path, str(reply_size)]
+        self.proc = subprocess.Popen(argv, start_new_session=True)
+        while not Path(self.path).exists():
+            time.sleep(0.01)
+        self.loop = thread_loop()
+        self.channel, self.call = self.loop.run_until_complete(self._open())
+        self.payload = b"y" * request_size
+
+    async def _open(self) -> tuple[grpc.aio.Channel, Any]:
+        channel = grpc.aio.insecure_channel(unix_target(self.path))
+        await channel.channel_ready()
+        return channel, channel.stream_stream(PLAY_METHOD)(wait_for_ready=True)
+
+    async def _round_trips(self, count: int) -> list[float]:
+        call, payload, times = self.call, self.payload, []
+        for _ in range(count):
+            t = time.perf_counter_ns()
+            await call.write(payload)
+            await call.read()
+            times.append((time.perf_counter_ns() - t) / 1000)
+        return times
+
+    def round_trips(self, count: int) -> list[float]:
+        """``count`` round trips, each timed (us)."""
+        return self.loop.run_until_complete(self._round_trips(count))
+
+    def close(self) -> None:
+        self.call.cancel()
+        self.loop.run_until_complete(self.channel.close())
         self.proc.terminate()
         self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 # -- the referee's round trip -----------------------------------------------------------
@@ -169,44 +221,92 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def bench_round_trip(game_id: str, decisions: int) -> tuple[list[float], list[float], int, float]:
-    """Floor and referee round trips (us), interleaved in rounds; request size; bot work."""
+def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
+    """Floors and referee round trips (us), interleaved in rounds; request size; bot work."""
     requests = sample_requests(game_id, 5)
     bot_us = bot_work_us(game_id, requests)
     size = round(statistics.mean(wire_size(r) for r in requests))
     reply = bot_pb2.FromBot(decision=bot_pb2.Decision(index=100, action=3)).ByteSize()
     floor = Floor(size, reply)
-    seat = ProcessSeat("house:random", command=None)
-    seat.process.command[3] = "house:random"
+    seat = ProcessSeat("house:random")
     seat.start(StartInfo("bench", game_id, {}, 0, get_game(game_id).min_players, 1, 10_000, 60_000))
     floor_us: list[float] = []
     referee_us: list[float] = []
+    # Short alternating rounds: both sides see the same machine load (it drifts a lot).
+    per_round = 20
+    rounds = max(1, decisions // per_round)
     try:
-        for _ in range(100):  # warm both
-            floor.round_trip()
-            seat.decide(requests[0])
-        done = 0
-        rounds = 10
-        while done < decisions:
-            for _ in range(decisions // rounds):
-                t = time.perf_counter_ns()
-                floor.round_trip()
-                floor_us.append((time.perf_counter_ns() - t) / 1000)
-            for i in range(decisions // rounds):
+        floor.round_trips(100)  # warm both
+        for request in requests[:100]:
+            seat.decide(request)
+        for done in range(0, per_round * rounds, per_round):
+            floor_us += floor.round_trips(per_round)
+            for i in range(per_round):
                 request = requests[(done + i) % len(requests)]
                 t = time.perf_counter_ns()
                 seat.decide(request)
                 referee_us.append((time.perf_counter_ns() - t) / 1000)
-            done += decisions // rounds
     finally:
-        floor.close()
         seat.close()
-    return floor_us, referee_us, size, bot_us
+    # The old floor apart: a sync channel's threads in the process slow everything else.
+    sync_floor = SyncFloor(floor.path, size)
+    sync_us: list[float] = []
+    floor2_us: list[float] = []
+    try:
+        sync_floor.round_trips(100)
+        for _ in range(rounds):
+            floor2_us += floor.round_trips(per_round)
+            sync_us += sync_floor.round_trips(per_round)
+    finally:
+        sync_floor.close()
+        floor.close()
+    return {
+        "floor": floor_us,
+        "sync": sync_us,
+        "floor2": floor2_us,
+        "referee": referee_us,
+        "size": size,
+        "bot_us": bot_us,
+    }
+
+
+def bench_seat_cycle(game_id: str, cycles: int) -> dict[str, list[float]]:
+    """A seat's start + finish + close (ms): on a warm connection, and with its own channel.
+
+    Beside them, one bare round trip on an open stream (the floor's), in the same run: the
+    start is a round trip (MatchStart -> Ready) on a new stream.
+    """
+    runtime = ProcessSeat("house:random")
+    seats = get_game(game_id).min_players
+    info = StartInfo("cycle", game_id, {}, 0, seats, 1, 10_000, 60_000)
+    end = EndInfo([0.0] * seats, list(range(1, seats + 1)))
+    runtime.start(info)  # the runtime serves from here on
+    connection = BotConnection(runtime.target)
+    out: dict[str, list[float]] = {"warm": [], "cold": []}
+
+    def cycle(seat: GrpcSeat) -> float:
+        t = time.perf_counter_ns()
+        seat.start(info)
+        seat.finish(end)
+        seat.close()
+        return (time.perf_counter_ns() - t) / 1e6
+
+    try:
+        for _ in range(10):
+            cycle(connection.seat("warm"))
+        for _ in range(cycles):
+            out["warm"].append(cycle(connection.seat("warm")))
+            out["cold"].append(cycle(GrpcSeat(runtime.target, "cold")))
+    finally:
+        connection.close()
+        runtime.close()
+    return out
 
 
 # -- matches per second -----------------------------------------------------------------
-def matches_per_second(game_id: str, seconds: float) -> tuple[float, float, int]:
-    """In-process and warm-gRPC matches/s of house bots (greedy/random by seat)."""
+def matches_per_second(game_id: str, seconds: float) -> tuple[float, float, float, int]:
+    """Matches/s of house bots (greedy/random by seat): in-process, over gRPC with a new
+    channel per seat and match, and over warm connections (one per runtime)."""
     spec = get_game(game_id)
     seats = spec.min_players
     names = list(house_bots(game_id))
@@ -221,14 +321,14 @@ def matches_per_second(game_id: str, seconds: float) -> tuple[float, float, int]
 
     local = rate(lambda seed: play_local(game_id, specs, seed, limits=LIMITS))
     runtimes = [ProcessSeat(s) for s in specs]
-    for runtime, s in zip(runtimes, specs, strict=True):
-        runtime.process.command[3] = s
+    for runtime in runtimes:
         runtime.launch()
+    connections: list[BotConnection] = []
     try:
         for runtime in runtimes:  # wait until each serves
             runtime.start(StartInfo("warm", game_id, {}, 0, seats, 1, 10_000, 60_000))
         targets = [r.target for r in runtimes]
-        remote = rate(
+        cold = rate(
             lambda seed: Match(
                 spec,
                 [GrpcSeat(t, s) for t, s in zip(targets, specs, strict=True)],
@@ -236,15 +336,27 @@ def matches_per_second(game_id: str, seconds: float) -> tuple[float, float, int]
                 limits=LIMITS,
             ).run()
         )
+        connections = [BotConnection(t) for t in targets]
+        warm = rate(
+            lambda seed: Match(
+                spec,
+                [c.seat(s) for c, s in zip(connections, specs, strict=True)],
+                seed,
+                limits=LIMITS,
+            ).run()
+        )
     finally:
+        for connection in connections:
+            connection.close()
         for runtime in runtimes:
             runtime.close()
-    return local, remote, seats
+    return local, cold, warm, seats
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=3000)
+    parser.add_argument("--cycles", type=int, default=300, help="seat start+finish cycles")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--game", default="seas-of-strife-v1", help="for the round trip")
     parser.add_argument("--floor-server", nargs=2, metavar=("SOCKET", "REPLY_SIZE"))
@@ -253,25 +365,53 @@ def main() -> None:
         floor_server(args.floor_server[0], int(args.floor_server[1]))
         return
 
-    floor_us, referee_us, size, bot_us = bench_round_trip(args.game, args.decisions)
-    f50, r50 = statistics.median(floor_us), statistics.median(referee_us)
-    f99, r99 = percentile(floor_us, 0.99), percentile(referee_us, 0.99)
-    print(f"Decision round trip, {args.game}, unix socket, {len(referee_us)} decisions,")
-    print(f"request ~{size} bytes (mean wire size of real requests)\n")
-    print(f"| {'path':<40} | {'median us':>9} | {'p99 us':>8} |")
-    print(f"|{'-' * 42}|{'-' * 11}|{'-' * 10}|")
-    print(f"| {'floor: bare gRPC bidi ping-pong':<40} | {f50:>9.0f} | {f99:>8.0f} |")
-    print(f"| {'referee: GrpcSeat.decide + SDK runtime':<40} | {r50:>9.0f} | {r99:>8.0f} |")
-    print(f"| {'ratio referee / floor':<40} | {r50 / f50:>9.2f} | {r99 / f99:>8.2f} |")
-    print(f"| {'bot work in the runtime (in-process)':<40} | {bot_us:>9.0f} | {'':>8} |")
-    ratio = (r50 - bot_us) / f50
-    print(f"| {'ratio (referee - bot work) / floor':<40} | {ratio:>9.2f} | {'':>8} |")
-    print()
-    print(f"| {'game':<22} | seats | {'in-process/s':>12} | {'gRPC/s':>8} |")
-    print(f"|{'-' * 24}|-------|{'-' * 14}|{'-' * 10}|")
+    console = Console()
+    got = bench_round_trip(args.game, args.decisions)
+    f50, f99 = statistics.median(got["floor"]), percentile(got["floor"], 0.99)
+    table = Table(
+        title=f"Decision round trip, {args.game}, unix socket, {len(got['referee'])} "
+        f"decisions, request ~{got['size']} bytes (mean wire size of real requests)"
+    )
+    for column in ("path", "median us", "p99 us", "median / floor"):
+        table.add_column(column, justify="left" if column == "path" else "right")
+    rows = [
+        ("floor: bare grpc.aio bidi, this thread's loop", got["floor"], f50),
+        ("referee: GrpcSeat.decide + SDK runtime", got["referee"], f50),
+    ]
+    f2 = statistics.median(got["floor2"])
+    rows += [
+        ("(second phase) floor again", got["floor2"], f2),
+        ("(second phase) old floor: sync client, queue-fed", got["sync"], f2),
+    ]
+    for name, values, base in rows:
+        m50, m99 = statistics.median(values), percentile(values, 0.99)
+        table.add_row(name, f"{m50:.0f}", f"{m99:.0f}", f"{m50 / base:.2f}")
+    r50 = statistics.median(got["referee"])
+    table.add_row("bot work in the runtime (in-process)", f"{got['bot_us']:.0f}", "", "")
+    table.add_row(
+        "referee - bot work", f"{r50 - got['bot_us']:.0f}", "", f"{(r50 - got['bot_us']) / f50:.2f}"
+    )
+    console.print(table)
+    console.print(f"floor p99 {f99:.0f} us")
+
+    cycle = bench_seat_cycle(args.game, args.cycles)
+    table = Table(title=f"A seat's start + finish + close, {args.cycles} matches each, ms")
+    for column in ("seat", "median ms", "p99 ms", "median / floor round trip"):
+        table.add_column(column, justify="left" if column == "seat" else "right")
+    for name, key in (("warm: BotConnection.seat()", "warm"), ("cold: GrpcSeat(target)", "cold")):
+        m50 = statistics.median(cycle[key])
+        table.add_row(
+            name, f"{m50:.3f}", f"{percentile(cycle[key], 0.99):.3f}", f"{m50 * 1000 / f50:.1f}"
+        )
+    console.print(table)
+
+    table = Table(title="Whole matches per second, house bots, one warm runtime process per seat")
+    for column in ("game", "seats", "in-process/s", "gRPC new channel/s", "gRPC warm/s"):
+        table.add_column(column, justify="left" if column == "game" else "right")
     for game_id in game_ids():
-        local, remote, seats = matches_per_second(game_id, args.seconds)
-        print(f"| {game_id:<22} | {seats:>5} | {local:>12.1f} | {remote:>8.1f} |")
+        local, cold, warm, seats = matches_per_second(game_id, args.seconds)
+        table.add_row(game_id, str(seats), f"{local:.1f}", f"{cold:.1f}", f"{warm:.1f}")
+    console.print(table)
 
 
 if __name__ == "__main__":

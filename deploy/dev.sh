@@ -78,6 +78,57 @@ raise SystemExit(0 if s.recv(16).startswith(b"+PONG") else 1)
 PY
 }
 
+# The Docker engine the sandbox tests need. As root on Debian: install docker.io when
+# dockerd is missing, start dockerd in the background (its own log and pid file under .run/)
+# when no engine answers. gVisor (runsc) is registered as an optional runtime when present.
+ensure_docker() {
+  if docker_answers; then return; fi
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    log "no Docker engine answers and not root on Debian: Docker tests will skip"; return
+  fi
+  local want=()
+  command -v dockerd >/dev/null || want+=(docker.io)
+  command -v runsc >/dev/null || want+=(runsc)
+  if [ ${#want[@]} -gt 0 ]; then
+    log "installing ${want[*]} with apt-get"
+    apt-get update -qq
+    # runsc is optional (the gVisor runtime): its absence must not stop the engine.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}" >/dev/null \
+      || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
+  fi
+  mkdir -p .run
+  local args=(--log-level=warn --pidfile "$PWD/.run/dockerd.pid")
+  if command -v runsc >/dev/null; then
+    # gVisor as the optional runtime "runsc": no network of its own, and the bot may create
+    # the unix socket in its mounted socket directory (--host-uds=create).
+    printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--network=none", "--host-uds=create"]}}}\n' \
+      "$(command -v runsc)" >.run/daemon.json
+    args+=(--config-file "$PWD/.run/daemon.json")
+  fi
+  log "starting dockerd (log .run/dockerd.log, pid .run/dockerd.pid)"
+  nohup dockerd "${args[@]}" >"$PWD/.run/dockerd.log" 2>&1 </dev/null &
+  for _ in $(seq 120); do docker_answers && return; sleep 0.25; done
+  log "dockerd did not answer within 30 s; see .run/dockerd.log"; exit 1
+}
+
+docker_answers() {
+  .venv/bin/python -c 'import docker; docker.from_env(timeout=5).ping()' >/dev/null 2>&1
+}
+
+# The bot base image (python3 + the SDK runtime), built offline when missing.
+ensure_base_image() {
+  docker_answers || return 0
+  local tag
+  tag="$(.venv/bin/python -m saloon.worker.images --base-tag)"
+  if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
+  if ! command -v debootstrap >/dev/null; then
+    log "installing debootstrap with apt-get"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  fi
+  log "building the bot base image $tag offline (debootstrap, ~1 min)"
+  bash deploy/bot-image/build-offline.sh "$tag"
+}
+
 demo() {
   setup
   .venv/bin/saloon play seas-of-strife-v1 \
@@ -87,12 +138,16 @@ demo() {
 run_tests() {
   setup
   ensure_redis
+  ensure_docker
+  ensure_base_image
   ensure_chromium
   log "ruff"
   .venv/bin/ruff check .
   .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --check .; exit 1; }
   log "mypy"
   bash .ci/typecheck
+  log "import layers (import-linter, contracts in pyproject.toml)"
+  .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
   log "pytest"
   .venv/bin/python -m pytest "$@"
 }

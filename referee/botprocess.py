@@ -1,32 +1,168 @@
-"""A bot runtime in a local process: started by the referee, stderr kept, killed by id.
+"""The process sandbox: a bot runtime in a local process, limited, and killed with its match.
 
-The process runs ``python -m saloon.sdk.run BOT --socket PATH`` in its own process group
-(so the bot's own children go with it) and is only ever signalled through the id of the
-group the referee created. This is the local process sandbox's starting point; it is NOT a
-security boundary (containers are).
+The process runs ``python -m saloon.sdk.run BOT --socket PATH``. It is NOT a security
+boundary (a bot shares the host's kernel, filesystem and network; containers are the
+boundary); it keeps honest bots' mistakes contained and the referee's secrets out of reach:
+
+* containment: where the kernel allows, the runtime is PID 1 of its own PID namespace
+  (``unshare --pid --fork --kill-child --mount-proc``, util-linux), so every process the
+  bot starts, even one that calls ``setsid``, dies with it; as root directly, otherwise in
+  a user namespace when unprivileged ones are allowed, else (a plain process group) a
+  child that calls ``setsid`` can outlive the match -- :func:`containment` says which;
+* when the referee runs as root, the bot runs as an unprivileged uid of its own (root
+  ignores RLIMIT_NPROC, and a uid per bot keeps bots out of each other's process quota);
+* rlimits from :class:`~saloon.referee.limits.SandboxLimits` (``prlimit``, util-linux;
+  set by Python before exec where util-linux is missing): address space, CPU seconds,
+  open files, file size, processes (own uid only), no core;
+* an allow-listed environment: nothing of the referee's (database URLs, tokens, paths);
+* its stderr is captured (capped) by a thread that never blocks the end of the match.
+
+Processes are only ever signalled through the id of the group the referee created.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import logging
 import os
+import resource
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+from enum import StrEnum
 from pathlib import Path
-from typing import IO
+
+from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
 
 log = logging.getLogger(__name__)
 
 #: Bytes of a bot's stderr kept per process; the rest is counted and dropped.
 STDERR_CAP_BYTES = 64 * 1024
-#: Time a bot process gets to exit after SIGTERM before SIGKILL.
-TERM_GRACE_S = 0.5
+#: Time the referee waits for a killed bot process to be reaped (it is at once, normally).
+KILL_WAIT_S = 2.0
+#: Time the stderr reader gets, after the kill, to read what is left before it is closed.
+DRAIN_GRACE_S = 0.2
+#: How often the stderr reader checks whether it should stop.
+DRAIN_POLL_MS = 50
+#: Address space on top of ``SandboxLimits.memory_mb``: a runtime serving a match maps
+#: ~205 MiB of virtual memory for ~47 MiB resident (thread stacks, grpc, two malloc
+#: arenas), measured with MALLOC_ARENA_MAX=2 on Python 3.11 / grpcio 1.85.
+ADDRESS_SPACE_HEADROOM_MB = 256
+#: First uid of the range a root referee runs bots as (no passwd entry needed).
+SANDBOX_UID_BASE = 900_000_000
+#: Size of that range: each bot process of a referee process gets its own uid in it.
+SANDBOX_UID_SPAN = 1_000_000
+#: Variables a bot process may inherit from the referee (what Python needs to run).
+ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONHASHSEED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+)
 SOCKET_NAME = "bot.sock"
+
+_uids = itertools.count()
+
+
+class Containment(StrEnum):
+    """How the processes a bot starts are tied to its runtime process."""
+
+    #: Own PID namespace (the referee is root): every descendant dies with the runtime.
+    PID_NAMESPACE = "pid-namespace"
+    #: Own user + PID namespace (unprivileged referee): the same, without root.
+    USER_NAMESPACE = "user-namespace"
+    #: A process group only: a descendant that calls setsid escapes it.
+    PROCESS_GROUP = "process-group"
+
+
+_UNSHARE = ["--pid", "--fork", "--kill-child", "--mount-proc"]
+
+
+@functools.cache
+def _have_util_linux() -> bool:
+    """True when prlimit and setpriv (util-linux) are here; else Python sets the limits."""
+    return shutil.which("prlimit") is not None and shutil.which("setpriv") is not None
+
+
+@functools.cache
+def containment() -> Containment:
+    """The strongest containment this machine allows (probed once per process)."""
+    unshare = shutil.which("unshare")
+    if unshare is not None and _have_util_linux():
+        tries = [(Containment.USER_NAMESPACE, ["--user", "--map-root-user"])]
+        if os.geteuid() == 0:
+            tries.insert(0, (Containment.PID_NAMESPACE, []))
+        for kind, extra in tries:
+            probe = [unshare, *extra, *_UNSHARE, "true"]
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+                if done.returncode == 0:
+                    return kind
+    log.warning("no PID namespace here: a bot's child that calls setsid can outlive its match")
+    return Containment.PROCESS_GROUP
+
+
+def sandbox_env(home: Path) -> dict[str, str]:
+    """The environment of a bot process: the allow-list, and its own home and temp dir."""
+    env = {name: os.environ[name] for name in ENV_ALLOW if name in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(
+        HOME=str(home),
+        TMPDIR=str(home),
+        PYTHONUNBUFFERED="1",
+        # Fewer malloc arenas: far less virtual memory per thread under RLIMIT_AS.
+        MALLOC_ARENA_MAX="2",
+    )
+    return env
+
+
+def rlimits(limits: SandboxLimits, own_uid: bool) -> list[tuple[str, int, int]]:
+    """(name, soft, hard) rlimits for ``limits``; RLIMIT_NPROC only under the bot's own uid.
+
+    Names as ``prlimit --NAME`` and ``resource.RLIMIT_NAME`` spell them.
+    """
+    mib = 1024 * 1024
+    address_space = (limits.memory_mb + ADDRESS_SPACE_HEADROOM_MB) * mib
+    out = [
+        ("as", address_space, address_space),
+        # Soft limit: SIGXCPU; hard limit a little later: SIGKILL.
+        ("cpu", limits.cpu_seconds, limits.cpu_seconds + 5),
+        ("nofile", limits.open_files, limits.open_files),
+        ("fsize", limits.tmpfs_mb * mib, limits.tmpfs_mb * mib),
+        ("core", 0, 0),
+    ]
+    if own_uid:
+        out.append(("nproc", limits.pids, limits.pids))
+    return out
+
+
+def rlimit_args(limits: SandboxLimits, own_uid: bool) -> list[str]:
+    """``prlimit`` options for ``limits``."""
+    return [f"--{name}={soft}:{hard}" for name, soft, hard in rlimits(limits, own_uid)]
+
+
+def _set_rlimits(values: list[tuple[str, int, int]], uid: int | None) -> None:
+    """In the child before exec, when prlimit/setpriv are missing (not Linux util-linux)."""
+    for name, soft, hard in values:
+        resource.setrlimit(getattr(resource, f"RLIMIT_{name.upper()}"), (soft, hard))
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
 
 
 class CappedBuffer:
@@ -56,49 +192,113 @@ class CappedBuffer:
 
 
 class BotProcess:
-    """One bot runtime process listening on its own unix socket."""
+    """One bot runtime process listening on its own unix socket, in the process sandbox."""
 
-    def __init__(self, bot: str, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        bot: str,
+        command: list[str] | None = None,
+        limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    ) -> None:
         """``command`` replaces the default runtime argv; ``{socket}`` is the socket path."""
         self.bot = bot
-        self.command = command or [
-            sys.executable,
-            "-m",
-            "saloon.sdk.run",
-            bot,
-            "--socket",
-            "{socket}",
-        ]
+        self.limits = limits
+        self.containment = containment()
+        #: The uid the bot runs as when the referee is root (None: the referee's own).
+        self.uid: int | None = None
+        if os.geteuid() == 0:
+            self.uid = SANDBOX_UID_BASE + (os.getpid() * 64 + next(_uids)) % SANDBOX_UID_SPAN
         self.stderr = CappedBuffer()
         self._dir = Path(tempfile.mkdtemp(prefix="saloon-bot-"))
+        if command is None:
+            where = self._place(bot) if os.path.exists(bot) else bot
+            command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
+        self.command = command
+        if self.uid is not None:
+            _chown_tree(self._dir, self.uid)
         self.socket_path = self._dir / SOCKET_NAME
         self.proc: subprocess.Popen[bytes] | None = None
         self._drain: threading.Thread | None = None
+        self._stop_drain = threading.Event()
+
+    def _place(self, bot: str) -> str:
+        """The bot's path for the runtime: under another uid, a copy of the bot's own.
+
+        The bot's uid may not read where its file lives (a root-only home), and should
+        not change it. Symlinks are copied as links, never followed (as root).
+        """
+        source = Path(bot).resolve()
+        if self.uid is None:
+            return str(source)
+        target = self._dir / "bot" / source.name
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True)
+        else:
+            target.parent.mkdir()
+            shutil.copy2(source, target, follow_symlinks=False)
+        return str(target)
+
+    def argv(self) -> list[str]:
+        """The whole command line: limits, containment, user, then the runtime."""
+        runtime = [arg.replace("{socket}", str(self.socket_path)) for arg in self.command]
+        if not _have_util_linux():
+            return runtime  # limits and user set before exec (see spawn)
+        prefix = ["prlimit", *rlimit_args(self.limits, self.uid is not None), "--"]
+        if self.containment is Containment.PROCESS_GROUP:
+            if self.uid is not None:
+                user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
+                return [*prefix, "setpriv", *user, "--", *runtime]
+            return prefix + runtime
+        unshare = ["unshare"]
+        if self.containment is Containment.USER_NAMESPACE:
+            unshare += ["--user", "--map-root-user"]
+        unshare += [*_UNSHARE, "--"]
+        if self.uid is not None:
+            # setpriv, not unshare --setuid: it also clears the supplementary groups. A
+            # change of uid clears unshare's --kill-child, so setpriv sets it again.
+            user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
+            unshare += ["setpriv", *user, "--pdeathsig=KILL", "--"]
+        return prefix + unshare + runtime
+
+    def _preexec(self) -> None:
+        _set_rlimits(rlimits(self.limits, self.uid is not None), self.uid)
 
     def spawn(self) -> None:
-        """Start the process (returns at once; :meth:`wait_socket` waits for it to serve)."""
+        """Start the process (returns at once; the seat waits for it to serve)."""
         if self.proc is not None:
             return
-        argv = [arg.replace("{socket}", str(self.socket_path)) for arg in self.command]
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            argv,
+            self.argv(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            env=env,
+            env=sandbox_env(self._dir),
+            cwd=self._dir,
+            preexec_fn=None if _have_util_linux() else self._preexec,
         )
-        self._drain = threading.Thread(
-            target=self._drain_stderr,
-            args=(self.proc.stderr,),
-            name=f"stderr-{self.proc.pid}",
-            daemon=True,
-        )
-        self._drain.start()
+        if self.proc.stderr is not None:
+            self._drain = threading.Thread(
+                target=self._drain_stderr,
+                args=(self.proc.stderr.fileno(),),
+                name=f"stderr-{self.proc.pid}",
+                daemon=True,
+            )
+            self._drain.start()
 
-    def _drain_stderr(self, stream: IO[bytes]) -> None:
-        while chunk := stream.read1(65536):  # type: ignore[attr-defined]
+    def _drain_stderr(self, fd: int) -> None:
+        """Read stderr until EOF or told to stop (a detached child may hold it open)."""
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        while not self._stop_drain.is_set():
+            if not poller.poll(DRAIN_POLL_MS):
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
             self.stderr.add(chunk)
 
     def exit_code(self) -> int | None:
@@ -106,18 +306,28 @@ class BotProcess:
         return None if self.proc is None else self.proc.poll()
 
     def kill(self) -> None:
-        """SIGTERM the process group, SIGKILL what is left after a grace; idempotent."""
+        """SIGKILL the process group (and so its PID namespace); idempotent.
+
+        No SIGTERM grace: the seat has told the bot the match is over and waited for its
+        stream to end, and the runtime keeps nothing. Never waits on what a bot's
+        descendants hold open: the stderr reader gets a short, bounded grace to read what
+        is left, then the pipe is closed.
+        """
         proc = self.proc
         if proc is not None:
-            pgid = proc.pid  # start_new_session: the group id is the pid we started
-            if proc.poll() is None:
-                _signal_group(pgid, signal.SIGTERM)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(TERM_GRACE_S)
-            _signal_group(pgid, signal.SIGKILL)
-            proc.wait()
+            # The runtime (PID 1 of its namespace: its death ends every process in it),
+            # even if the bot moved it out of our process group, then the group.
+            for child in _children(proc.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child, signal.SIGKILL)
+            # start_new_session: the group id is the pid we started.
+            _signal_group(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(KILL_WAIT_S)
             if self._drain is not None:
-                self._drain.join(1.0)
+                self._drain.join(DRAIN_GRACE_S)
+                self._stop_drain.set()
+                self._drain.join()
             if proc.stderr is not None:
                 proc.stderr.close()
         shutil.rmtree(self._dir, ignore_errors=True)
@@ -126,6 +336,23 @@ class BotProcess:
         """The end of what the bot wrote to stderr so far, on one line."""
         text = self.stderr.text().strip().replace("\n", " | ")
         return text[-limit:]
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    """Give ``root`` and everything under it (links themselves, not targets) to ``uid``."""
+    os.lchown(root, uid, uid)
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.lchown(os.path.join(folder, name), uid, uid)
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (Linux /proc; none elsewhere)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(word) for word in text.split()]
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

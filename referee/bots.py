@@ -5,33 +5,79 @@
   ``grpc:127.0.0.1:50051``), e.g. one started by hand under a debugger;
 * a path to a bot file (``.py``) or folder (with ``bot.py``): run as its own runtime
   process talking gRPC over a unix socket, the same path a container takes. The referee
-  never imports a bot's code itself.
+  never imports a bot's code itself;
+* ``KIND:PATH`` for a seat kind that a higher layer registers in the entry-point group
+  ``saloon.seats`` (``docker:mybot/`` runs the bot in the Docker sandbox, as the arena
+  does); the entry names a factory ``(path, game_id) -> Seat``. With ``sandbox=KIND``, a
+  bare path is taken as ``KIND:PATH`` (``process``, the default, is the local process).
 """
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 from saloon.referee.errors import BotSpecError
 from saloon.referee.record import saloon_version
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 from saloon.sdk.house import make_house_bot
-from saloon.sdk.loader import bot_entry, bot_version
+from saloon.sdk.loader import bot_entry, bot_version, load_bot
 
 HOUSE_PREFIX = "house:"
 GRPC_PREFIX = "grpc:"
+#: How long to wait for a TCP ``grpc:HOST:PORT`` target to accept before saying so.
+PROBE_TIMEOUT_S = 2.0
+#: Entry-point group of the seat kinds higher layers add: ``KIND = "module:factory"``.
+SEAT_GROUP = "saloon.seats"
+#: The sandbox of a bare bot path unless told otherwise: the local process.
+PROCESS_SANDBOX = "process"
+SeatFactory = Callable[[str, str], Seat]
 
 
-def resolve_seat(spec: str, game_id: str) -> Seat:
-    """A seat for ``spec`` (see the module docstring); BotSpecError when it names nothing."""
-    from saloon.referee.remote import GrpcSeat, ProcessSeat
+def seat_kinds() -> list[str]:
+    """The registered seat kinds (``docker`` when saloon.worker is installed)."""
+    return sorted(e.name for e in entry_points(group=SEAT_GROUP))
 
+
+def _registered(kind: str) -> SeatFactory | None:
+    for entry in entry_points(group=SEAT_GROUP):
+        if entry.name == kind:
+            factory: SeatFactory = entry.load()
+            return factory
+    return None
+
+
+def resolve_seat(
+    spec: str, game_id: str, debug: bool = False, sandbox: str = PROCESS_SANDBOX
+) -> Seat:
+    """A seat for ``spec`` (see the module docstring); BotSpecError when it names nothing.
+
+    ``debug``: a bot path is loaded into this process instead (no clocks, and its
+    exceptions propagate to a debugger instead of becoming faults). ``sandbox``: where a
+    bare bot path runs (a registered seat kind, or the local process).
+    """
+    kind, sep, rest = spec.partition(":")
+    if sep and kind not in ("house", "grpc") and len(kind) > 1:
+        factory = _registered(kind)
+        if factory is not None:
+            return factory(rest, game_id)
+    if sandbox != PROCESS_SANDBOX and not debug and Path(spec).exists():
+        factory = _registered(sandbox)
+        if factory is None:
+            raise BotSpecError(f"unknown sandbox {sandbox!r} (is saloon.worker installed?)")
+        return factory(spec, game_id)
     if spec.startswith(HOUSE_PREFIX):
         name = spec[len(HOUSE_PREFIX) :]
         try:
             return InProcessSeat(
-                make_house_bot(game_id, name), spec, bot_version=f"saloon-{saloon_version()}"
+                make_house_bot(game_id, name),
+                spec,
+                bot_version=f"saloon-{saloon_version()}",
+                debug=debug,
             )
         except UnknownHouseBot as exc:
             raise BotSpecError(str(exc)) from None
@@ -39,15 +85,57 @@ def resolve_seat(spec: str, game_id: str) -> Seat:
         target = spec[len(GRPC_PREFIX) :]
         if not target:
             raise BotSpecError(f"seat {spec!r}: expected grpc:TARGET (grpc:unix:PATH)")
+        _probe(spec, target)
+        # Imported here: a match of house bots only never loads grpc (~80 ms).
+        from saloon.referee.remote import GrpcSeat
+
         return GrpcSeat(target, spec)
-    if Path(spec).exists():
+    try:
+        bot_entry(spec)
+        if debug:
+            bot = load_bot(spec)(game_id)
+            return InProcessSeat(bot, spec, bot_version=bot_version(spec), debug=True)
+    except BotLoadError as exc:
+        hint = (
+            ""
+            if Path(spec).exists()
+            else " (a seat is house:NAME, grpc:TARGET, a path, or KIND:PATH with a "
+            f"registered seat kind: {', '.join(seat_kinds()) or 'none'})"
+        )
+        raise BotSpecError(f"seat {spec!r}: {exc}{hint}") from None
+    from saloon.referee.remote import ProcessSeat
+
+    seat = ProcessSeat(spec)
+    seat.bot_version = bot_version(spec)
+    return seat
+
+
+def _probe(spec: str, target: str) -> None:
+    """BotSpecError at once, with the reason, when nothing listens at a gRPC target."""
+    if target.startswith("unix:"):
+        path = target[len("unix:") :].removeprefix("//")
+        family: int = socket.AF_UNIX
+        address: str | tuple[Any, ...] = path
+        where = path
+    else:
+        host, sep, port = target.rpartition(":")
+        if not sep or not port.isdigit():
+            raise BotSpecError(f"seat {spec!r}: expected grpc:unix:PATH or grpc:HOST:PORT")
+        where = target
         try:
-            bot_entry(spec)
-        except BotLoadError as exc:
-            raise BotSpecError(str(exc)) from None
-        seat = ProcessSeat(spec)
-        seat.bot_version = bot_version(spec)
-        return seat
-    raise BotSpecError(
-        f"seat {spec!r}: expected house:NAME, grpc:TARGET or a path to a bot file or folder"
-    )
+            info = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise BotSpecError(f"seat {spec!r}: cannot resolve {host}: {exc}") from None
+        family, address = info[0][0], info[0][4]
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    probe.settimeout(PROBE_TIMEOUT_S)
+    try:
+        probe.connect(address)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise BotSpecError(
+            f"seat {spec!r}: nothing is listening at {where} ({reason}); start the bot "
+            "first: python -m saloon.sdk.run BOT --socket PATH"
+        ) from None
+    finally:
+        probe.close()

@@ -29,7 +29,7 @@ from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import Step, replay, verify
 from saloon.sdk.errors import SdkError
-from saloon.sdk.house import house_bots
+from saloon.sdk.house import house_bot_names
 
 MAX_SEED = 2**63 - 1
 #: Entry-point group of the commands that higher layers add (see the module docstring).
@@ -91,6 +91,10 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
     play = sub.add_parser(
         "play",
         help="play one match (house bots in-process, bot paths over gRPC), print its log",
+        epilog="A bot path runs in the process sandbox: its own process, PID namespace, "
+        "rlimits, an allow-listed environment and (under root) an unprivileged uid. The "
+        "process sandbox is NOT a security boundary: the bot shares this machine's kernel, "
+        "files and network. Run untrusted bots in containers (docs/sandbox.md).",
     )
     play.add_argument("game", help="a game id, e.g. seas-of-strife-v1 (see `saloon games`)")
     play.add_argument(
@@ -98,7 +102,15 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
         action="append",
         required=True,
         metavar="BOT",
-        help="one per seat, in seat order: house:NAME or a path to a bot file or folder",
+        help="one per seat, in seat order: house:NAME, grpc:TARGET, a path to a bot file or "
+        "folder, or docker:PATH (the bot in the Docker sandbox, as the arena runs it)",
+    )
+    play.add_argument(
+        "--sandbox",
+        default="process",
+        metavar="KIND",
+        help="where bare bot paths run: process (default; a local process, NOT a security "
+        "boundary) or docker (a locked-down container; needs a Docker engine)",
     )
     play.add_argument("--seed", type=_seed, default=0, help="match seed (default 0)")
     play.add_argument(
@@ -119,15 +131,27 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
     )
     play.add_argument("--json", action="store_true", help="print the match record as JSON")
     play.add_argument("--out", metavar="FILE", help="also write the match record to FILE")
+    play.add_argument(
+        "--debug",
+        action="store_true",
+        help="play bot paths in this process, unclocked, and let their exceptions propagate "
+        "(python -m pdb -m saloon.referee.cli play --debug ... stops at them)",
+    )
 
     rep = sub.add_parser("replay", help="show a recorded match (JSON record file)")
     rep.add_argument("file", help="a match record written by `saloon play --json`/--out")
     rep.add_argument("--as-seat", type=int, metavar="K", help="show only what seat K saw")
     rep.add_argument(
+        "--json", action="store_true", help="with --as-seat: each observation as raw JSON"
+    )
+    rep.add_argument(
         "--verify",
         action="store_true",
         help="re-run the log through the engine and check the recorded result",
     )
+    new = sub.add_parser("new", help="write a starter bot and a test that plays it")
+    new.add_argument("game", help="a game id (see `saloon games`)")
+    new.add_argument("dir", help="a new or empty folder for bot.py and test_bot.py")
     for entry in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
         errors = entry.load()(sub)
         if user_errors is not None:
@@ -153,7 +177,7 @@ def cmd_games(args: argparse.Namespace, out: TextIO) -> int:
                     {"name": o.name, "values": o.describe(), "default": o.default, "help": o.help}
                     for o in spec.options
                 ],
-                "house_bots": [f"house:{name}" for name in house_bots(spec.id)],
+                "house_bots": [f"house:{name}" for name in house_bot_names(spec.id)],
             }
         )
     if args.json:
@@ -184,16 +208,8 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         decision_ms=args.decision_ms or DEFAULT_LIMITS.decision_ms,
         bank_ms=args.bank_ms or DEFAULT_LIMITS.bank_ms,
     )
-    seats = local_seats(args.game, args.seat)
+    seats = local_seats(args.game, args.seat, debug=args.debug, sandbox=args.sandbox)
     record = Match(get_game(args.game), seats, args.seed, dict(args.option), limits).run()
-    for info, seat in zip(record.seats, seats, strict=True):
-        if text := seat.diagnostics().rstrip():
-            lines = text.splitlines()[-40:]
-            sys.stderr.write(
-                f"--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines ---\n"
-                + "\n".join(lines)
-                + "\n"
-            )
     text = record.dumps()
     if args.out:
         try:
@@ -205,6 +221,16 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         out.write(text)
     else:
         print_match(record, out)
+    out.flush()
+    # After the log, so a bot's traceback is the last thing on the screen, not scrolled away.
+    for info, seat in zip(record.seats, seats, strict=True):
+        if diag := seat.diagnostics().rstrip():
+            lines = diag.splitlines()[-40:]
+            sys.stderr.write(
+                f"--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines ---\n"
+                + "\n".join(lines)
+                + "\n"
+            )
     return 0
 
 
@@ -217,15 +243,28 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         )
     if args.verify:
         verify(record)
-    print_match(record, out, as_seat=args.as_seat)
+    print_match(record, out, as_seat=args.as_seat, raw=args.json)
     if args.verify:
         out.write("verified: the log replays to the recorded scores and ranks\n")
     return 0
 
 
+def cmd_new(args: argparse.Namespace, out: TextIO) -> int:
+    """Write a starter kit: a bot for the game and a pytest test that plays it."""
+    from saloon.referee.starter import write_starter
+
+    paths = write_starter(args.game, args.dir)
+    for path in paths:
+        out.write(f"wrote {path}\n")
+    out.write(f"next: saloon play {args.game} --seat {paths[0]} ...   and   pytest {paths[1]}\n")
+    return 0
+
+
 # -- printing -------------------------------------------------------------------------
-def print_match(record: MatchRecord, out: TextIO, as_seat: int | None = None) -> None:
-    """A readable log of a match; with ``as_seat``, only what that seat saw."""
+def print_match(
+    record: MatchRecord, out: TextIO, as_seat: int | None = None, raw: bool = False
+) -> None:
+    """A readable log of a match; with ``as_seat``, only what that seat saw (``raw``: JSON)."""
     seats = ", ".join(f"{s.seat}={s.bot}" for s in record.seats)
     opts = " ".join(f"{k}={v}" for k, v in record.options.items())
     out.write(f"{record.game} seed {record.seed} {opts} seats {seats}\n".replace("  ", " "))
@@ -236,16 +275,19 @@ def print_match(record: MatchRecord, out: TextIO, as_seat: int | None = None) ->
     def show(step: Step) -> None:
         entry = step.entry
         if as_seat is not None:
-            _show_as_seat(step, as_seat, out)
+            _show_as_seat(step, as_seat, out, raw)
+            _show_events(entry.events, out)  # public: every seat saw them
             return
         if entry.is_chance:
             out.write(f"{step.index:5}  chance  {entry.kind:<14} {step.label}\n")
+            _show_events(entry.events, out)
             return
         marks = " (only move)" if entry.auto else " (house:random)" if entry.fallback else ""
         if step.index in faults:
             fault = faults[step.index]
             marks += f" [{fault.kind.value}: {fault.detail}]"
         out.write(f"{step.index:5}  seat {entry.seat}  {entry.kind:<14} {step.label}{marks}\n")
+        _show_events(entry.events, out)
 
     state = replay(record, show)
     for fault in record.faults:
@@ -256,28 +298,95 @@ def print_match(record: MatchRecord, out: TextIO, as_seat: int | None = None) ->
     _print_result(record, state, out)
 
 
-def _show_as_seat(step: Step, seat: int, out: TextIO) -> None:
+def _show_as_seat(step: Step, seat: int, out: TextIO, raw: bool) -> None:
     entry = step.entry
     if entry.seat != seat:
         return
     obs = step.before.observation(seat)
-    out.write(f"{step.index:5}  you see: {json.dumps(obs, separators=(',', ':'))}\n")
+    if raw:
+        out.write(f"{step.index:5}  you see: {json.dumps(obs, separators=(',', ':'))}\n")
+    else:
+        out.write(f"{step.index:5}  you see:\n")
+        for key, text in _observation_lines(step.before.spec.id, obs):
+            out.write(f"{'':7}{key}: {text}\n")
+        legal = [step.before.action_to_string(a) for a in step.before.legal_actions()]
+        out.write(f"{'':7}legal: {' | '.join(legal)}\n")
     out.write(f"{'':5}  you {entry.kind}: {step.label}\n")
+
+
+def _show_events(events: Sequence[dict[str, Any]], out: TextIO) -> None:
+    """The public events of a log entry, one line each under it."""
+    for event in events:
+        name = event.get("event", "?")
+        rest = ", ".join(f"{k} {_readable(v)}" for k, v in event.items() if k != "event")
+        out.write(f"{'':7}=> {name}: {rest}\n")
+
+
+def _observation_lines(game_id: str, obs: dict[str, Any]) -> list[tuple[str, str]]:
+    """The observation field by field, as the SDK types it (cards as their short names)."""
+    from dataclasses import fields, is_dataclass
+
+    from saloon.sdk.games import adapter_for
+
+    adapter = adapter_for(game_id)
+    typed = None if adapter is None else adapter.decode_observation(obs)
+    if typed is None or not is_dataclass(typed):  # a game without an SDK view: raw values
+        return [(key, _readable(value)) for key, value in obs.items()]
+    return [(f.name, _typed(getattr(typed, f.name))) for f in fields(typed)]
+
+
+def _typed(value: object) -> str:
+    """A typed SDK value on one line: a value with its own ``__str__`` (cards) as that."""
+    from dataclasses import fields, is_dataclass
+
+    if isinstance(value, tuple | list | frozenset):
+        return "[" + ", ".join(_typed(v) for v in value) + "]"
+    if type(value).__str__ is not object.__str__ and not isinstance(value, bool | int | float):
+        return str(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(f"{f.name} {_typed(getattr(value, f.name))}" for f in fields(value))
+        return f"{type(value).__name__}({inner})"
+    return json.dumps(value) if value is None or isinstance(value, bool) else str(value)
+
+
+def _readable(value: object) -> str:
+    """A JSON value on one line without quotes around plain words."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "[" + ", ".join(_readable(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_readable(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 def _print_result(record: MatchRecord, state: State, out: TextIO) -> None:
     if not state.is_terminal():
         out.write("the log ends before the game is over\n")
         return
-    out.write("result:\n  seat  bot                    score  rank\n")
+    # Ranks shown to people count from 1 (the record keeps them 0-based).
+    rows = [("seat", "bot", "score", "rank", "")]
     for info in record.seats:
-        flag = "  played out after faults" if info.seat in record.played_out else ""
+        flag = "played out after faults" if info.seat in record.played_out else ""
         score = record.scores[info.seat] if info.seat < len(record.scores) else float("nan")
-        rank = record.ranks[info.seat] if info.seat < len(record.ranks) else -1
-        out.write(f"  {info.seat:<4}  {info.bot:<22} {score:>5g}  {rank:>4}{flag}\n")
+        rank = record.ranks[info.seat] + 1 if info.seat < len(record.ranks) else 0
+        rows.append((str(info.seat), info.bot, f"{score:g}", str(rank) if rank else "?", flag))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    out.write("result:\n")
+    for cells in rows:
+        line = (
+            f"  {cells[0]:<{widths[0]}}  {cells[1]:<{widths[1]}}  {cells[2]:>{widths[2]}}"
+            f"  {cells[3]:>{widths[3]}}  {cells[4]}"
+        )
+        out.write(line.rstrip() + "\n")
 
 
-COMMANDS: dict[str, Handler] = {"games": cmd_games, "play": cmd_play, "replay": cmd_replay}
+COMMANDS: dict[str, Handler] = {
+    "games": cmd_games,
+    "play": cmd_play,
+    "replay": cmd_replay,
+    "new": cmd_new,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

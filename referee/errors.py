@@ -37,3 +37,7 @@ class RecordError(RefereeError):
 
 class BotSpecError(RefereeError):
     """A seat specification (house:NAME or a path) that cannot be resolved."""
+
+
+class ConnectionThreadError(RefereeError):
+    """A bot connection (or one of its seats) used from another thread than its own."""

@@ -80,3 +80,31 @@ class SandboxLimits:
 
 
 DEFAULT_SANDBOX_LIMITS = SandboxLimits()
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """Where a seat's bot ran: the sandbox kind, the container runtime, and its limits."""
+
+    #: ``docker`` or ``process``.
+    kind: str
+    limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS
+    #: The container runtime (``runc``, ``runsc`` for gVisor); "" for a process.
+    runtime: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The sandbox as a JSON object."""
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.runtime:
+            out["runtime"] = self.runtime
+        out["limits"] = self.limits.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> SandboxInfo:
+        """A sandbox from its JSON form."""
+        return cls(
+            kind=str(raw["kind"]),
+            limits=SandboxLimits.from_json(dict(raw.get("limits", {}))),
+            runtime=str(raw.get("runtime", "")),
+        )

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from saloon.referee.faults import Fault, FaultKind, SeatFault
-from saloon.referee.games import CHANCE, TERMINAL, GameSpec, State, competition_ranks, get_game
+from saloon.referee.games import CHANCE, TERMINAL, GameSpec, State, get_game
 from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits
 from saloon.referee.record import LogEntry, MatchRecord, SeatInfo
 from saloon.referee.seats import DecisionRequest, EndInfo, InProcessSeat, Seat, StartInfo
@@ -34,14 +34,32 @@ def derive_seed(seed: int, label: str) -> int:
 
 
 def final_ranks(engine_ranks: Sequence[int], played_out: Sequence[int]) -> list[int]:
-    """Engine ranks with played-out seats moved below every other seat (sharing last)."""
+    """The engine's ranks, with played-out seats moved below every other seat (sharing last).
+
+    Without played-out seats these are the engine's ranks unchanged: an engine whose rules
+    rank ties densely (Seizure ``end=gap``: ``[0, 0, 1]``) keeps them so. With played-out
+    seats, the kept seats keep their order and ties, renumbered in the engine's own style:
+    competition ranks (``[0, 0, 2]``) close up by the seats removed above them, dense ranks
+    (``[0, 0, 1]``) by the rank groups removed entirely above them.
+    """
     out = set(played_out)
-    kept = [s for s in range(len(engine_ranks)) if s not in out]
-    ranks = [len(kept)] * len(engine_ranks)
-    for seat, rank in zip(
-        kept, competition_ranks([engine_ranks[s] for s in kept], True), strict=True
-    ):
-        ranks[seat] = rank
+    n = len(engine_ranks)
+    if not out:
+        return list(engine_ranks)
+    kept = [s for s in range(n) if s not in out]
+    competition = all(r == sum(1 for q in engine_ranks if q < r) for r in engine_ranks)
+    kept_values = {engine_ranks[s] for s in kept}
+    ranks = [0] * n
+    for seat in kept:
+        rank = engine_ranks[seat]
+        if competition:
+            shift = sum(1 for t in out if engine_ranks[t] < rank)
+        else:
+            shift = len({engine_ranks[t] for t in out if engine_ranks[t] < rank} - kept_values)
+        ranks[seat] = rank - shift
+    last = len(kept) if competition else max((ranks[s] for s in kept), default=-1) + 1
+    for seat in out:
+        ranks[seat] = last
     return ranks
 
 
@@ -80,7 +98,9 @@ class Match:
             game=game.id,
             options=self.options,
             seed=seed,
-            seats=[SeatInfo(i, s.bot_id, s.bot_version) for i, s in enumerate(self.seats)],
+            seats=[
+                SeatInfo(i, s.bot_id, s.bot_version, s.sandbox) for i, s in enumerate(self.seats)
+            ],
             limits=limits,
         )
         self._chance_rng = random.Random(derive_seed(seed, "chance"))
@@ -140,20 +160,25 @@ class Match:
             if player == CHANCE:
                 outcome = state.sample_chance(self._chance_rng)
                 state.apply_chance(outcome)
-                log_entries.append(LogEntry(None, kind, outcome=outcome))
+                events = tuple(state.take_events())
+                log_entries.append(LogEntry(None, kind, outcome=outcome, events=events))
                 continue
             legal = state.legal_actions()
             clock = self._clocks[player]
+            auto = fallback = False
             if clock.played_out:
                 action = legal[self._ask(self._fallback[player], player, kind, legal)]
-                log_entries.append(LogEntry(player, kind, action, fallback=True))
+                fallback = True
             elif len(legal) == 1:
                 action = legal[0]
-                log_entries.append(LogEntry(player, kind, action, auto=True))
+                auto = True
             else:
                 action = self._decide(player, kind, legal)
-                log_entries.append(LogEntry(player, kind, action))
             state.apply_action(action)
+            events = tuple(state.take_events())
+            log_entries.append(
+                LogEntry(player, kind, action, auto=auto, fallback=fallback, events=events)
+            )
 
     def _ask(self, seat: Seat, player: int, kind: str, legal: list[int]) -> int:
         state = self.state
@@ -272,9 +297,15 @@ def play_local(
     return Match(get_game(game_id), local_seats(game_id, bots), seed, options, limits).run()
 
 
-def local_seats(game_id: str, bots: Sequence[str]) -> list[Seat]:
-    """One seat per bot spec, after checking the game takes that many seats."""
+def local_seats(
+    game_id: str, bots: Sequence[str], debug: bool = False, sandbox: str = "process"
+) -> list[Seat]:
+    """One seat per bot spec, after checking the game takes that many seats.
+
+    ``debug``: bot paths play in-process and their exceptions propagate (see resolve_seat);
+    ``sandbox``: where bare bot paths run otherwise (the local process by default).
+    """
     from saloon.referee.bots import resolve_seat
 
     get_game(game_id).check_players(len(bots))
-    return [resolve_seat(spec, game_id) for spec in bots]
+    return [resolve_seat(spec, game_id, debug, sandbox) for spec in bots]

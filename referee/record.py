@@ -16,7 +16,7 @@ from typing import Any
 from saloon.referee.errors import RecordError
 from saloon.referee.faults import Fault, FaultKind
 from saloon.referee.games import Options
-from saloon.referee.limits import MatchLimits
+from saloon.referee.limits import MatchLimits, SandboxInfo
 
 FORMAT = "saloon.match/1"
 #: The one key whose content differs between two runs of the same match.
@@ -43,6 +43,9 @@ class LogEntry:
     auto: bool = False
     #: True when house:random chose for a seat that was played out after faults.
     fallback: bool = False
+    #: The public events this entry caused (a trick won, a stack taken, a round scored),
+    #: as the engine reports them: ``{"event": name, ...}`` objects.
+    events: tuple[dict[str, Any], ...] = ()
 
     @property
     def is_chance(self) -> bool:
@@ -51,13 +54,17 @@ class LogEntry:
 
     def to_json(self) -> dict[str, Any]:
         """The entry's JSON form."""
+        out: dict[str, Any]
         if self.seat is None:
-            return {"chance": self.kind, "outcome": list(self.outcome)}
-        out: dict[str, Any] = {"seat": self.seat, "kind": self.kind, "action": self.action}
-        if self.auto:
-            out["auto"] = True
-        if self.fallback:
-            out["fallback"] = True
+            out = {"chance": self.kind, "outcome": list(self.outcome)}
+        else:
+            out = {"seat": self.seat, "kind": self.kind, "action": self.action}
+            if self.auto:
+                out["auto"] = True
+            if self.fallback:
+                out["fallback"] = True
+        if self.events:
+            out["events"] = [dict(e) for e in self.events]
         return out
 
     @classmethod
@@ -65,11 +72,16 @@ class LogEntry:
         """Parse one entry; RecordError when it is malformed."""
         if not isinstance(raw, dict):
             raise RecordError(f"log entry {raw!r} is not an object")
+        events = raw.get("events", [])
+        if not isinstance(events, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("event"), str) for e in events
+        ):
+            raise RecordError(f"log entry {raw!r}: 'events' must be a list of event objects")
         if "chance" in raw:
             outcome = raw.get("outcome")
             if not isinstance(outcome, list) or not all(_is_int(x) for x in outcome):
                 raise RecordError(f"chance entry {raw!r} needs an integer list 'outcome'")
-            return cls(None, str(raw["chance"]), outcome=tuple(outcome))
+            return cls(None, str(raw["chance"]), outcome=tuple(outcome), events=tuple(events))
         seat, action = raw.get("seat"), raw.get("action")
         if not (isinstance(seat, int) and isinstance(action, int)) or not (
             _is_int(seat) and _is_int(action) and isinstance(raw.get("kind"), str)
@@ -81,6 +93,7 @@ class LogEntry:
             action=action,
             auto=bool(raw.get("auto", False)),
             fallback=bool(raw.get("fallback", False)),
+            events=tuple(events),
         )
 
 
@@ -96,12 +109,16 @@ class SeatInfo:
     seat: int
     bot: str
     version: str = ""
+    #: The sandbox the bot ran in and its limits (None: in the referee, or a grpc target).
+    sandbox: SandboxInfo | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The seat's JSON form."""
         out: dict[str, Any] = {"seat": self.seat, "bot": self.bot}
         if self.version:
             out["version"] = self.version
+        if self.sandbox is not None:
+            out["sandbox"] = self.sandbox.to_json()
         return out
 
 
@@ -172,7 +189,12 @@ class MatchRecord:
             )
         try:
             seats = [
-                SeatInfo(int(s["seat"]), str(s["bot"]), str(s.get("version", "")))
+                SeatInfo(
+                    int(s["seat"]),
+                    str(s["bot"]),
+                    str(s.get("version", "")),
+                    SandboxInfo.from_json(s["sandbox"]) if "sandbox" in s else None,
+                )
                 for s in raw["seats"]
             ]
             faults = [

@@ -2,31 +2,59 @@
 
 One bidirectional stream per match and seat (MEASURED.md: a call per decision costs ~2x).
 The referee is the gRPC client. Raw bytes travel on the stream and are parsed here, so a
-malformed message is an INVALID answer rather than a dead stream. A reader thread moves
-the bot's messages into an inbox; :meth:`GrpcSeat.decide` waits on it for at most the
-decision deadline plus what is left of the seat's time bank, so a silent bot can never
-hold a match past its clocks. An answer that arrives after its deadline carries the index
-of its (old) request and is dropped.
+malformed message is an INVALID answer rather than a dead stream.
+
+Threads and connections. A seat starts no thread. Its stream runs on ``grpc.aio`` on an
+event loop of the calling thread (:func:`thread_loop`), run only inside the seat's own
+calls: ``decide`` queues the request and runs the loop until the answer is in the seat's
+inbox or the decision deadline plus what is left of the seat's time bank has passed, so a
+silent bot can never hold a match past its clocks (no hand-off to another thread: on a
+busy machine each costs hundreds of microseconds). An answer that arrives after its
+deadline carries the index of its (old) request and is dropped.
+
+Warm seats: the API for a runtime that plays many matches in sequence (a warm container)::
+
+    connection = BotConnection("unix:/run/bot-1/bot.sock")  # one channel, kept open
+    connection.wait_ready(timeout_s=10)      # health check: True once it serves
+    for match in matches:
+        seat = connection.seat("alice@v3")   # a Seat for one match: one stream
+        play_match(game, [seat, ...], seed)  # the match calls start/decide/finish/close
+    connection.close()                       # ends the channel (and any open stream)
+
+``connection.seat()`` costs a stream, not a channel or a thread (bench/protocol.py
+measures a seat's start + finish). Closing a warm seat never closes its connection; the
+SDK runtime ends its stream after the match end, so finishing does not wait on the bot. A
+connection belongs to the thread that opened it: use it, its seats, and close it there
+(:class:`ConnectionThreadError` otherwise); run concurrent matches in separate threads
+with a connection each, or in separate processes. ``GrpcSeat(target, bot_id)`` still
+opens (and closes) a connection of its own. Subclasses (a process, a container) override
+:meth:`GrpcSeat.launch`, :meth:`GrpcSeat._check_alive` (raise a CRASH when the runtime is
+known to be gone) and :meth:`Seat.diagnostics`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import json
 import logging
-import queue
+import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
+import grpc.aio
 import orjson
 from google.protobuf.message import DecodeError
 
 from saloon.referee.botprocess import BotProcess
+from saloon.referee.errors import ConnectionThreadError
 from saloon.referee.faults import FaultKind, SeatFault
+from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
 from saloon.referee.seats import DecisionRequest, EndInfo, Seat, StartInfo
 from saloon.sdk.proto import bot_pb2
 from saloon.sdk.protocol import (
@@ -59,25 +87,128 @@ _CHANNEL_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 20),
     ("grpc.max_reconnect_backoff_ms", 100),
     ("grpc.enable_retries", 0),
-    # A fresh connection per seat: never share one subchannel between two bots.
+    # A connection per BotConnection: never share one subchannel between two bots.
     ("grpc.use_local_subchannel_pool", 1),
 ]
 _END_OF_STREAM = object()
+#: What writing to a stream that has ended raises.
+_STREAM_GONE = (grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError)
+_T = TypeVar("_T")
 
 
+# -- the event loops ----------------------------------------------------------------------
+_local = threading.local()
+
+
+def thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's gRPC event loop: made on first use, kept for the thread's life.
+
+    The loop runs only inside a seat's calls (``run_until_complete`` on the caller's own
+    thread): no hand-off to another thread, which costs hundreds of microseconds on a busy
+    machine. One loop per thread for good: grpc.aio mishandles a second loop in a thread.
+    """
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    if loop is None or getattr(_local, "pid", None) != os.getpid():
+        loop = asyncio.new_event_loop()
+        _local.loop = loop
+        _local.pid = os.getpid()
+    return loop
+
+
+# -- a warm connection -------------------------------------------------------------------
+class BotConnection:
+    """One gRPC channel to a bot runtime, reused by the seats of match after match.
+
+    It belongs to the thread that opened it (its streams run on that thread's loop): use
+    it, its seats and close it from that thread.
+    """
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.loop = thread_loop()
+        self.thread_id = threading.get_ident()
+        self.closed = False
+        self.channel: grpc.aio.Channel = self.run(self._open())
+
+    async def _open(self) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(self.target, options=_CHANNEL_OPTIONS)
+
+    def check_thread(self) -> None:
+        """ConnectionThreadError unless called from the thread that opened the connection."""
+        if threading.get_ident() != self.thread_id:
+            raise ConnectionThreadError(
+                f"the connection to {self.target} is used from another thread than its own"
+            )
+
+    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``coro`` on this connection's loop, in the calling (owning) thread."""
+        try:
+            self.check_thread()
+        except ConnectionThreadError:
+            coro.close()
+            raise
+        return self.loop.run_until_complete(coro)
+
+    def seat(self, bot_id: str) -> GrpcSeat:
+        """A seat for one match, on this connection (one stream; closing it keeps this)."""
+        return GrpcSeat(self.target, bot_id, connection=self)
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Health check: True once the channel is connected (waits up to ``timeout_s``)."""
+        if self.closed:
+            return False
+
+        async def ready() -> bool:
+            try:
+                await asyncio.wait_for(self.channel.channel_ready(), timeout_s)
+            except TimeoutError:
+                return False
+            return True
+
+        return self.run(ready())
+
+    def healthy(self) -> bool:
+        """True when the channel is connected now (no waiting)."""
+        if self.closed:
+            return False
+        state = self.channel.get_state(try_to_connect=True)
+        return state is grpc.ChannelConnectivity.READY
+
+    def close(self) -> None:
+        """Close the channel and cancel any stream still open on it; idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        if threading.get_ident() != self.thread_id:
+            log.warning("the connection to %s is left to its own thread", self.target)
+            return
+        self.run(self.channel.close())
+
+
+# -- a seat over gRPC ---------------------------------------------------------------------
 class GrpcSeat(Seat):
-    """A bot served by a runtime at a gRPC target (``unix:PATH`` or ``HOST:PORT``)."""
+    """A bot served by a runtime at a gRPC target (``unix:PATH`` or ``HOST:PORT``).
+
+    Without ``connection`` the seat opens a channel of its own and closes it with the
+    seat; with one (see :meth:`BotConnection.seat`) it only opens a stream on it.
+    """
 
     timed = True
 
-    def __init__(self, target: str, bot_id: str) -> None:
+    def __init__(self, target: str, bot_id: str, connection: BotConnection | None = None) -> None:
         self.target = target
         self.bot_id = bot_id
-        self._channel: grpc.Channel | None = None
-        self._call: Any = None
-        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._reader: threading.Thread | None = None
+        self.connection = connection
+        self._owns_connection = connection is None
+        self._call: grpc.aio.StreamStreamCall | None = None
+        #: The bot's messages not read yet, and the reader's wake-up of a waiting call.
+        self._inbox: collections.deque[Any] = collections.deque()
+        self._waiting = False
+        self._opening: asyncio.Task[None] | None = None
+        #: The match start, written as soon as the stream is open.
+        self._first: bytes | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
         #: Why the stream ended, once it has (a fault to report on the next request).
         self._broken: SeatFault | None = None
         self._closed = False
@@ -87,8 +218,6 @@ class GrpcSeat(Seat):
     # -- the seat interface -------------------------------------------------------------
     def start(self, info: StartInfo) -> None:
         deadline = time.monotonic() + info.start_ms / 1000
-        self.launch()
-        self._connect(deadline)
         start = bot_pb2.MatchStart(
             protocol_version=PROTOCOL_VERSION,
             match_id=info.match_id,
@@ -101,7 +230,10 @@ class GrpcSeat(Seat):
             bank_ms=info.bank_ms,
             start_ms=info.start_ms,
         )
-        self._outbox.put(bot_pb2.ToBot(start=start).SerializeToString())
+        # Written as soon as the stream opens, in the same run of the loop.
+        self._first = bot_pb2.ToBot(start=start).SerializeToString()
+        self.launch()
+        self._connect(deadline)
         message = self._receive_start(deadline)
         which = message.WhichOneof("message")
         if which == "error":
@@ -129,9 +261,10 @@ class GrpcSeat(Seat):
             )
         ).SerializeToString()
         deadline = time.monotonic() + (request.decision_ms + request.bank_ms) / 1000
-        self._outbox.put(payload)
+        send: bytes | None = payload
         while True:
-            message = self._receive(deadline, f"decision {index}")
+            message = self._receive(deadline, f"decision {index}", send)
+            send = None
             which = message.WhichOneof("message")
             if which == "decision":
                 if message.decision.index == index:
@@ -149,55 +282,118 @@ class GrpcSeat(Seat):
                 )
 
     def finish(self, info: EndInfo) -> None:
-        if self._call is None or self._broken is not None or self._finished:
+        connection = self.connection
+        if connection is None or self._call is None or self._broken is not None:
+            return
+        if self._finished:
             return
         self._finished = True
-        end = bot_pb2.MatchEnd(scores=info.scores, ranks=info.ranks)
-        self._outbox.put(bot_pb2.ToBot(end=end).SerializeToString())
-        self._outbox.put(None)  # half-close: the bot's stream ends after the match end
-        if self._reader is not None:
-            self._reader.join(END_GRACE_S)
+        end = bot_pb2.ToBot(end=bot_pb2.MatchEnd(scores=info.scores, ranks=info.ranks))
+        # A runtime that goes away with this seat gets time for its on_match_end; a warm
+        # one only needs the write of the match end started (the SDK runtime then ends
+        # the stream; the connection's next use sees it done).
+        wait_s = END_GRACE_S if self._owns_connection else 0.0
+        connection.run(self._end(end.SerializeToString(), wait_s))
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        self._outbox.put(None)
-        if self._call is not None:
-            self._call.cancel()
-        if self._reader is not None:
-            self._reader.join(1.0)
-        if self._channel is not None:
-            self._channel.close()
+        connection = self.connection
+        if connection is None or connection.closed:
+            return
+        opening = self._opening
+        if opening is not None and not opening.done():
+            opening.cancel()  # the match ended before the stream was even opened
+        call = self._call
+        ended = self._finished and self._broken is None
+        if call is not None and not call.done():
+            if ended and not self._owns_connection:
+                # A warm runtime ends the stream after the match end: cancel it only if it
+                # has not by the time the connection's loop runs again after a grace.
+                connection.loop.call_later(END_GRACE_S, call.cancel)
+            else:
+                call.cancel()
+        writer = self._writer
+        if writer is not None and not writer.done() and not ended:
+            writer.cancel()
+        if self._owns_connection:
+            connection.close()  # runs the loop: the cancellations complete
+        elif not ended:
+            connection.run(asyncio.sleep(0))
 
     # -- the stream ---------------------------------------------------------------------
     def _connect(self, deadline: float) -> None:
-        """Open the channel and the match stream (it waits for the connection)."""
-        channel = grpc.insecure_channel(self.target, options=_CHANNEL_OPTIONS)
-        self._channel = channel
+        """Open the match stream (on a connection of this seat's own unless given one)."""
+        if self.connection is None:
+            self.connection = BotConnection(self.target)
+        connection = self.connection
+        connection.check_thread()
+        # Opened by the first run of the loop (the wait for Ready), not a run of its own.
+        self._opening = connection.loop.create_task(self._open_stream(connection.channel))
+
+    async def _open_stream(self, channel: grpc.aio.Channel) -> None:
         play = channel.stream_stream(PLAY_METHOD)
-        self._call = play(self._requests(), wait_for_ready=True)
-        self._reader = threading.Thread(
-            target=self._read, name=f"seat-reader-{self.bot_id}", daemon=True
-        )
-        self._reader.start()
+        call = play(wait_for_ready=True)
+        self._call = call
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read(call))
+        if self._first is not None:
+            # A task of its own: the stream may still be connecting, and the short waits
+            # for the answer must not cancel the write.
+            self._writer = loop.create_task(_write(call, self._first))
+            self._first = None
 
-    def _start_timed_out(self) -> SeatFault:
-        """The fault when no Ready came in time (a process seat can say more)."""
-        return SeatFault(FaultKind.TIMEOUT, "not ready within the start time")
+    def _exchange(self, send: bytes | None, timeout_s: float) -> Any:
+        """Write ``send`` (if any), then the bot's next message (None: none in time).
 
-    def _requests(self) -> Iterator[bytes]:
-        outbox = self._outbox
-        while (item := outbox.get()) is not None:
-            yield item
-
-    def _read(self) -> None:
-        """The reader thread: bot messages into the inbox, then why the stream ended."""
-        inbox = self._inbox
+        The hot path of a decision, so it drives the loop by hand rather than through
+        ``run_until_complete`` and a task: the reader stops the loop as soon as it has
+        put a message in the inbox, a timer stops it at the deadline.
+        """
+        connection = self.connection
+        if connection is None:
+            return None
+        connection.check_thread()
+        loop = connection.loop
         call = self._call
+        if send is not None and call is not None:
+            # A task: a write blocks only when the bot reads nothing, and then the clock
+            # runs out while the write stays queued (never two writes at once).
+            self._writer = loop.create_task(_write(call, send, self._writer))
+        if not self._inbox:
+            timer = loop.call_later(timeout_s, loop.stop)
+            self._waiting = True
+            try:
+                loop.run_forever()
+            finally:
+                self._waiting = False
+                timer.cancel()
+        return self._inbox.popleft() if self._inbox else None
+
+    async def _end(self, end: bytes, wait_s: float) -> None:
+        """Start writing the match end and the half-close; wait ``wait_s`` for the end."""
+        call = self._call
+        if call is None:
+            return
+        self._writer = asyncio.get_running_loop().create_task(_write_end(call, end, self._writer))
+        if wait_s > 0 and self._reader is not None:
+            await asyncio.wait([self._reader], timeout=wait_s)
+        else:
+            await asyncio.sleep(0)
+
+    async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
+        """The stream's reader: bot messages into the inbox, then why the stream ended."""
+        inbox = self._inbox
         try:
-            for raw in call:
-                if inbox.qsize() >= MAX_BACKLOG:
+            while True:
+                raw = await call.read()
+                if raw is grpc.aio.EOF:
+                    self._broken = self._broken or SeatFault(
+                        FaultKind.CRASH, "the bot closed its stream"
+                    )
+                    break
+                if len(inbox) >= MAX_BACKLOG:
                     self._broken = SeatFault(
                         FaultKind.INVALID,
                         f"flooded the referee with over {MAX_BACKLOG} unasked messages",
@@ -205,9 +401,8 @@ class GrpcSeat(Seat):
                     )
                     call.cancel()
                     break
-                inbox.put(raw)
-            else:
-                self._broken = SeatFault(FaultKind.CRASH, "the bot closed its stream")
+                inbox.append(raw)
+                self._wake()
         except grpc.RpcError as exc:
             code = exc.code()
             if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
@@ -220,16 +415,31 @@ class GrpcSeat(Seat):
                 self._broken = SeatFault(
                     FaultKind.CRASH, f"stream broken: {code.name}: {exc.details()}"
                 )
-        inbox.put(_END_OF_STREAM)
+        except asyncio.CancelledError:
+            self._broken = self._broken or SeatFault(FaultKind.CRASH, "stream cancelled")
+        inbox.append(_END_OF_STREAM)
+        self._wake()
 
-    def _receive(self, deadline: float, what: str) -> bot_pb2.FromBot:
-        """The bot's next message; SeatFault on timeout, a broken stream or garbage."""
-        try:
-            raw = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise SeatFault(FaultKind.TIMEOUT, f"no answer to {what} in time") from None
+    def _wake(self) -> None:
+        """Stop the loop if this seat's call is waiting for a message (one has come)."""
+        if self._waiting and self.connection is not None:
+            self.connection.loop.stop()
+
+    def _start_timed_out(self) -> SeatFault:
+        """The fault when no Ready came in time (a process seat can say more)."""
+        return SeatFault(FaultKind.TIMEOUT, "not ready within the start time")
+
+    def _receive(self, deadline: float, what: str, send: bytes | None = None) -> bot_pb2.FromBot:
+        """Send ``send`` (if any), then the bot's next message; SeatFault on timeout, a
+        broken stream or garbage."""
+        raw = None
+        if self.connection is not None:
+            timeout_s = max(0.0, deadline - time.monotonic())
+            raw = self._exchange(send, timeout_s)
+        if raw is None:
+            raise SeatFault(FaultKind.TIMEOUT, f"no answer to {what} in time")
         if raw is _END_OF_STREAM:
-            self._inbox.put(_END_OF_STREAM)  # every later request sees the end too
+            self._inbox.append(_END_OF_STREAM)  # every later request sees the end too
             self._check_alive()
             raise self._broken or SeatFault(FaultKind.CRASH, "stream ended")
         try:
@@ -254,6 +464,31 @@ class GrpcSeat(Seat):
 
     def _check_alive(self) -> None:
         """Raise CRASH when the bot is known to be gone (a process seat knows)."""
+
+
+async def _write(
+    call: grpc.aio.StreamStreamCall, message: bytes, after: asyncio.Task[None] | None = None
+) -> None:
+    """Write one message (after the write ``after``, if still going)."""
+    try:
+        if after is not None and not after.done():
+            await after
+        await call.write(message)
+    except _STREAM_GONE:
+        return  # the stream is gone; the reader says why
+
+
+async def _write_end(
+    call: grpc.aio.StreamStreamCall, end: bytes, after: asyncio.Task[None] | None
+) -> None:
+    """Write the match end (after the write ``after``, if still going), then half-close."""
+    try:
+        if after is not None and not after.done():
+            await after
+        await call.write(end)
+        await call.done_writing()
+    except _STREAM_GONE:
+        return  # the stream is gone; the reader says why
 
 
 def _accepts(path: Path) -> bool:
@@ -290,12 +525,16 @@ def _error_kind(error: bot_pb2.BotError) -> FaultKind:
 
 
 class ProcessSeat(GrpcSeat):
-    """A bot file or folder run as its own runtime process, reached over a unix socket."""
+    """A bot file or folder run as its own runtime process (the process sandbox)."""
 
     def __init__(
-        self, bot_path: str, bot_id: str | None = None, command: list[str] | None = None
+        self,
+        bot_path: str,
+        bot_id: str | None = None,
+        command: list[str] | None = None,
+        limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
     ) -> None:
-        self.process = BotProcess(bot_path, command)
+        self.process = BotProcess(bot_path, command, limits)
         super().__init__(unix_target(self.process.socket_path), bot_id or bot_path)
 
     def launch(self) -> None:

@@ -25,8 +25,11 @@ def replay(record: MatchRecord, on_step: Callable[[Step], None] | None = None) -
     """Rebuild ``record``'s game from its log alone and return the final state.
 
     ``on_step`` sees each entry with the live state just before it is applied (clone it to
-    keep it). RecordError names the first entry the engine refuses.
+    keep it). RecordError names the first entry the engine refuses, or the first whose
+    recorded public events differ from the engine's (records written before events were
+    recorded have none anywhere, and are not checked for them).
     """
+    check_events = any(entry.events for entry in record.log)
     game = get_game(record.game)
     try:
         state = game.new_game(len(record.seats), record.options)
@@ -59,6 +62,12 @@ def replay(record: MatchRecord, on_step: Callable[[Step], None] | None = None) -
                 state.apply_action(entry.action)
         except RefereeError as exc:
             raise RecordError(f"log entry {index}: {exc}") from None
+        events = tuple(state.take_events())
+        if check_events and events != entry.events:
+            raise RecordError(
+                f"log entry {index}: recorded events {list(entry.events)} "
+                f"but the engine reports {list(events)}"
+            )
     return state
 
 

@@ -7,13 +7,14 @@ container) implement the same interface.
 
 from __future__ import annotations
 
+import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.games import Json
-from saloon.referee.limits import DEFAULT_START_MS
+from saloon.referee.limits import DEFAULT_START_MS, SandboxInfo
 from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
 from saloon.sdk.games import make_decision
@@ -67,6 +68,9 @@ class Seat(ABC):
     bot_version: str = ""
     #: True when the seat's answers are held to the clocks (bots outside the referee).
     timed: bool = False
+    #: The sandbox the bot runs in (kind, runtime, limits), recorded with the seat; None
+    #: for bots in the referee's process or reached at a target someone else started.
+    sandbox: SandboxInfo | None = None
 
     def launch(self) -> None:  # noqa: B027 -- optional hook, a no-op by default
         """Begin acquiring what the seat needs (start a process) without waiting for it.
@@ -94,15 +98,39 @@ class Seat(ABC):
         """Release what the seat holds (processes, sockets); idempotent."""
 
 
-class InProcessSeat(Seat):
-    """An SDK bot called directly in the referee's process (trusted: not clocked)."""
+def _where(exc: BaseException) -> str:
+    """``file:line in function`` of the innermost frame of ``exc``'s traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "?"
+    last = frames[-1]
+    return f"{last.filename}:{last.lineno} in {last.name}"
 
-    def __init__(self, bot: Bot, bot_id: str, bot_version: str = "") -> None:
+
+class InProcessSeat(Seat):
+    """An SDK bot called directly in the referee's process (trusted: not clocked).
+
+    A bot exception becomes a CRASH fault whose detail names the file and line; the whole
+    traceback is kept for :meth:`diagnostics`. With ``debug=True`` the exception is
+    re-raised instead, so it reaches a debugger (``saloon play --debug``).
+    """
+
+    def __init__(self, bot: Bot, bot_id: str, bot_version: str = "", debug: bool = False) -> None:
         self.bot = bot
         self.bot_id = bot_id
         self.bot_version = bot_version
+        self.debug = debug
         self._game = ""
         self._seat = 0
+        self._tracebacks: list[str] = []
+
+    def _crash(self, hook: str, exc: Exception) -> SeatFault:
+        """Keep the traceback; the fault names the exception and where it was raised."""
+        self._tracebacks.append("".join(traceback.format_exception(exc)))
+        return SeatFault(FaultKind.CRASH, f"{hook} raised {exc!r} at {_where(exc)}")
+
+    def diagnostics(self) -> str:
+        return "\n".join(self._tracebacks)
 
     def start(self, info: StartInfo) -> None:
         self._game = info.game
@@ -120,7 +148,9 @@ class InProcessSeat(Seat):
                 )
             )
         except Exception as exc:  # the bot's own code failed: a fault, not our crash
-            raise SeatFault(FaultKind.CRASH, f"on_match_start raised {exc!r}") from exc
+            if self.debug:
+                raise
+            raise self._crash("on_match_start", exc) from exc
 
     def decide(self, request: DecisionRequest) -> int:
         decision = make_decision(
@@ -133,10 +163,14 @@ class InProcessSeat(Seat):
         try:
             choice = self.bot.act(decision)
         except Exception as exc:  # the bot's own code failed: a fault, not our crash
-            raise SeatFault(FaultKind.CRASH, f"act raised {exc!r}") from exc
+            if self.debug:
+                raise
+            raise self._crash("act", exc) from exc
         try:
             return decision.index_of(choice)
         except NotALegalAction as exc:
+            if self.debug:
+                raise
             raise SeatFault(FaultKind.INVALID, str(exc)) from None
 
     def finish(self, info: EndInfo) -> None:

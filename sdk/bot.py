@@ -16,15 +16,21 @@ ActT = TypeVar("ActT")
 class MatchInfo:
     """What a bot learns when a match starts."""
 
+    #: The full game id, e.g. ``seizure-v1``.
     game: str
+    #: The game's options as the match sets them (name -> value).
     options: dict[str, Any]
+    #: Your seat number, 0-based.
     seat: int
+    #: How many seats the match has (the same name everywhere in the SDK).
     num_seats: int
-    #: A seed for the bot's own randomness, derived from the match seed and the seat:
-    #: a bot that draws only from ``random.Random(info.seed)`` replays exactly.
+    #: A seed for the bot's own randomness, DERIVED from the match seed and your seat (it is
+    #: not the match seed: each seat gets its own): a bot that draws only from
+    #: ``random.Random(info.seed)`` replays exactly.
     seed: int
     #: Time allowed per decision, and the match time bank, in milliseconds.
     decision_ms: int = 0
+    #: The match time bank, in milliseconds (see :class:`Clock`).
     bank_ms: int = 0
 
 
@@ -32,7 +38,9 @@ class MatchInfo:
 class Clock:
     """The time a bot has for the pending decision, in milliseconds."""
 
+    #: Time allowed for this decision before the bank is used, in milliseconds.
     decision_ms: int
+    #: What is left of your match time bank, in milliseconds.
     bank_ms: int
 
 
@@ -40,8 +48,11 @@ class Clock:
 class MatchResult:
     """What a bot learns when a match ends."""
 
+    #: Your seat number.
     seat: int
+    #: Every seat's final score, in the game's own unit.
     scores: list[float]
+    #: Every seat's final rank, 0-based (0 best, ties shared; a played-out seat last).
     ranks: list[int]
 
 
@@ -52,11 +63,17 @@ class Decision(Generic[ObsT, ActT]):
     Return one of ``legal`` from :meth:`Bot.act` (equal by value is enough).
     """
 
+    #: The decision kind, e.g. ``PLAY_CARD`` (constants of the game's SDK module).
     kind: str
+    #: Your seat's typed observation (the game's ``Observation``).
     observation: ObsT
+    #: The typed legal actions; return one of them (equal by value is enough).
     legal: tuple[ActT, ...]
+    #: The time you have for this decision (None when not clocked).
     clock: Clock | None = None
+    #: The observation's JSON, as the engine sent it (docs/rules/).
     raw_observation: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: The legal actions' JSON, in the same order as ``legal``.
     raw_legal: tuple[Any, ...] = field(default=(), repr=False)
 
     def index_of(self, choice: object) -> int:

@@ -98,6 +98,13 @@ def _bot_class(value: object) -> type[Bot] | None:
     return None
 
 
+def _with_act(cls: type[Bot], where: str) -> type[Bot]:
+    """``cls`` if it defines ``act``; BotLoadError now rather than at its first decision."""
+    if getattr(cls, "act", Bot.act) is Bot.act:
+        raise BotLoadError(f"{where}: bot class {cls.__name__} does not define act(decision)")
+    return cls
+
+
 def find_bot(module: ModuleType) -> BotFactory:
     """The bot a loaded module defines (see the module docstring for the order)."""
     where = module.__file__ or module.__name__
@@ -106,6 +113,7 @@ def find_bot(module: ModuleType) -> BotFactory:
         cls = _bot_class(explicit)
         if cls is None:
             raise BotLoadError(f"{where}: BOT must be a Bot subclass, not {explicit!r}")
+        cls = _with_act(cls, where)
         return lambda _game: cls()
     make = getattr(module, "make_bot", None)
     if callable(make):
@@ -116,7 +124,7 @@ def find_bot(module: ModuleType) -> BotFactory:
         if (cls := _bot_class(value)) is not None and cls.__module__ == module.__name__
     ]
     if len(own) == 1:
-        only = own[0]
+        only = _with_act(own[0], where)
         return lambda _game: only()
     if len(own) > 1:
         names = ", ".join(sorted(c.__name__ for c in own))
@@ -130,6 +138,7 @@ def find_bot(module: ModuleType) -> BotFactory:
 def _checked(bot: object, where: str) -> Bot:
     if not isinstance(bot, Bot):
         raise BotLoadError(f"{where}: make_bot() returned {bot!r}, not a Bot")
+    _with_act(type(bot), where)
     return bot
 
 

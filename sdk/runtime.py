@@ -21,7 +21,7 @@ import orjson
 
 from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
-from saloon.sdk.games import make_decision
+from saloon.sdk.games import adapter_for, make_decision
 from saloon.sdk.loader import BotFactory
 from saloon.sdk.proto import bot_pb2
 from saloon.sdk.protocol import (
@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 
 #: Matches one runtime serves at the same time (one thread each).
 DEFAULT_MAX_MATCHES = 4
+#: What a bot's own code may raise that the runtime reports (a CRASH for the referee).
+#: SystemExit and KeyboardInterrupt too: sys.exit() in act is the bot's fault, and the
+#: referee must hear of it at once, not as timeouts of a stream that silently stopped.
+_BOT_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 _EXCEPTION = bot_pb2.BotError.EXCEPTION
 _ILLEGAL = bot_pb2.BotError.ILLEGAL_CHOICE
 
@@ -80,9 +84,11 @@ class MatchSession:
             bank_ms=start.bank_ms,
         )
         try:
+            # Import the game's typed views now, on the start clock, not the first decision's.
+            adapter_for(start.game)
             self.bot = self.factory(start.game)
             self.bot.on_match_start(info)
-        except Exception as exc:
+        except _BOT_FAILURES as exc:
             detail = _describe(exc, "on_match_start")
             return bot_pb2.FromBot(error=bot_pb2.BotError(kind=_EXCEPTION, detail=detail))
         return bot_pb2.FromBot(
@@ -105,7 +111,7 @@ class MatchSession:
                 Clock(request.decision_ms, request.bank_ms),
             )
             choice = self.bot.act(decision)
-        except Exception as exc:
+        except _BOT_FAILURES as exc:
             detail = _describe(exc, "act")
             return bot_pb2.FromBot(
                 error=bot_pb2.BotError(index=index, kind=_EXCEPTION, detail=detail)
@@ -124,7 +130,7 @@ class MatchSession:
             return
         try:
             self.bot.on_match_end(MatchResult(self.seat, list(end.scores), list(end.ranks)))
-        except Exception as exc:
+        except _BOT_FAILURES as exc:
             _describe(exc, "on_match_end")
 
 
@@ -143,6 +149,10 @@ class BotService:
             reply = session.handle(message)
             if reply is not None:
                 yield reply
+            elif message.WhichOneof("message") == "end":
+                # The match is over: end the stream now, so a warm referee connection need
+                # not wait for (or send) a half-close.
+                return
 
 
 def bot_handler(service: BotService) -> grpc.GenericRpcHandler:

@@ -6,7 +6,19 @@ Games are found without the referee naming any of them:
   in its ``__init__`` (which must stay tiny: the engine module is imported only on use);
 * third-party packages add ``[project.entry-points."saloon.games"]`` ``"<id>" = "module:attr"``.
 
-Adding a game therefore touches no file outside its own folder.
+Beside ``GAMES`` the same ``__init__`` registers, by the *full* game id (a ``-v2`` never
+inherits ``-v1``'s by accident), what the SDK layer offers for it, as lazy import names
+(strings: this layer imports nothing of the SDK):
+
+* ``SDK_VIEWS = {"<id>": "module"}``: the module with ``decode_observation`` and
+  ``decode_action`` (see :mod:`saloon.sdk.games`);
+* ``HOUSE_BOTS = {"<id>": {"<name>": "module:BotClass"}}``: the game's own house bots
+  (``house:random`` plays every game without being listed).
+
+Third-party packages use the entry-point groups ``saloon.sdk_views`` (``"<id>" = "module"``)
+and ``saloon.house_bots`` (``"<id>/<name>" = "module:BotClass"``).
+
+Adding a game therefore changes no existing code file: the registry finds it.
 """
 
 from __future__ import annotations
@@ -42,23 +54,58 @@ __all__ = [
     "entry_points_table",
     "game_ids",
     "get_game",
+    "house_bots_table",
+    "sdk_views_table",
 ]
 
 ENTRY_POINT_GROUP = "saloon.games"
+SDK_VIEWS_GROUP = "saloon.sdk_views"
+HOUSE_BOTS_GROUP = "saloon.house_bots"
+
+
+@cache
+def _game_packages() -> tuple[object, ...]:
+    """The built-in game subpackages (their tiny ``__init__`` modules), imported once."""
+    return tuple(
+        importlib.import_module(info.name)
+        for info in pkgutil.iter_modules(__path__, prefix=f"{__name__}.")
+        if info.ispkg
+    )
 
 
 @cache
 def entry_points_table() -> dict[str, str]:
     """Every known game id -> its "module:attr" entry point, sorted by id."""
     table: dict[str, str] = {}
-    for info in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
-        if not info.ispkg:
-            continue
-        module = importlib.import_module(info.name)
+    for module in _game_packages():
         table.update(getattr(module, "GAMES", {}))
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         table.setdefault(ep.name, ep.value)
     return dict(sorted(table.items()))
+
+
+@cache
+def sdk_views_table() -> dict[str, str]:
+    """Full game id -> the import name of its SDK view module (games without one absent)."""
+    table: dict[str, str] = {}
+    for module in _game_packages():
+        table.update(getattr(module, "SDK_VIEWS", {}))
+    for ep in entry_points(group=SDK_VIEWS_GROUP):
+        table.setdefault(ep.name, ep.value)
+    return dict(sorted(table.items()))
+
+
+@cache
+def house_bots_table() -> dict[str, dict[str, str]]:
+    """Full game id -> {house bot name -> "module:BotClass"} of that game's own house bots."""
+    table: dict[str, dict[str, str]] = {}
+    for module in _game_packages():
+        for game_id, bots in getattr(module, "HOUSE_BOTS", {}).items():
+            table.setdefault(game_id, {}).update(bots)
+    for ep in entry_points(group=HOUSE_BOTS_GROUP):
+        game_id, _, name = ep.name.partition("/")
+        table.setdefault(game_id, {}).setdefault(name, ep.value)
+    return {game_id: dict(sorted(bots.items())) for game_id, bots in sorted(table.items())}
 
 
 def game_ids() -> list[str]:

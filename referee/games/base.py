@@ -164,9 +164,10 @@ class State(ABC):
     illegal action before anything changes.
     """
 
-    __slots__ = ("_legal",)
+    __slots__ = ("_events", "_legal")
 
     _legal: list[int] | None
+    _events: list[dict[str, Json]]
 
     spec: GameSpec
     num_players: int
@@ -206,6 +207,23 @@ class State(ABC):
             raise IllegalActionError(f"{action!r} is not a legal {kind} here (legal: {legal})")
         self._legal = None
         self._apply(action)
+
+    def take_events(self) -> list[dict[str, Json]]:
+        """The public events (a trick won, a stack taken, a round scored...) caused since
+        the last call, as JSON objects ``{"event": name, ...}``, and forget them. Every seat
+        may see them; the referee records them with the action or chance event that caused
+        them (docs/match-record.md). They change no rule: engines only report."""
+        events: list[dict[str, Json]] | None = getattr(self, "_events", None)
+        if not events:
+            return []
+        self._events = []
+        return events
+
+    def _emit(self, event: str, **data: Json) -> None:
+        """Record one public event of the action being applied (engines call this)."""
+        if not hasattr(self, "_events"):
+            self._events = []
+        self._events.append({"event": event, **data})
 
     @abstractmethod
     def _compute_legal(self) -> list[int]:

@@ -1,40 +1,28 @@
-"""Typed views of each game for bot authors, found by game id.
+"""Typed views of each game for bot authors, found by the full game id.
 
-A game's SDK module is ``saloon.sdk.games.<module>`` where ``<module>`` is the game id
-without its version, dashes made underscores (``seas-of-strife-v1`` -> ``seas_of_strife``).
-It defines ``decode_observation(raw) -> typed observation`` and
-``decode_action(kind, raw) -> typed action``. A game without an SDK module still plays:
-bots then get the raw JSON values.
+A game's SDK view module is registered beside its engine (``SDK_VIEWS = {"<id>": "module"}``
+in ``referee/games/<pkg>/__init__.py``, see :mod:`saloon.referee.games`), by the full id: a
+``seizure-v2`` gets v2's view or none, never v1's by accident. The module defines
+``decode_observation(raw) -> typed observation`` and ``decode_action(kind, raw) -> typed
+action``. A game without an SDK view still plays: bots then get the raw JSON values.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 from functools import cache
 from types import ModuleType
 from typing import Any
 
+from saloon.referee.games import sdk_views_table
 from saloon.sdk.bot import Clock, Decision
-
-_VERSION = re.compile(r"-v\d+$")
-
-
-def module_name(game_id: str) -> str:
-    """The SDK module name of a game id: ``seas-of-strife-v1`` -> ``seas_of_strife``."""
-    return _VERSION.sub("", game_id).replace("-", "_")
 
 
 @cache
 def adapter_for(game_id: str) -> ModuleType | None:
-    """The game's SDK module, or None when the game has none."""
-    name = f"{__name__}.{module_name(game_id)}"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        return None
+    """The SDK view module registered for ``game_id`` (full id), or None when it has none."""
+    name = sdk_views_table().get(game_id)
+    return None if name is None else importlib.import_module(name)
 
 
 def make_decision(

@@ -40,6 +40,7 @@ __all__ = [
 class Card:
     """One card; ordered by number."""
 
+    #: The card's number, 0-74; its colour and rank follow from it.
     number: int
 
     @property
@@ -70,7 +71,9 @@ class Card:
 class Play:
     """A card played into a trick by a seat."""
 
+    #: The seat that played the card.
     seat: int
+    #: The card played.
     card: Card
 
 
@@ -78,8 +81,11 @@ class Play:
 class Trick:
     """A completed trick of the current hand."""
 
+    #: The seat that led the trick.
     leader: int
+    #: The cards played, in play order.
     plays: tuple[Play, ...]
+    #: The seat that took the trick.
     winner: int
 
 
@@ -92,18 +98,31 @@ def winner_of(cards: Sequence[Card]) -> int:
 class Observation:
     """What one seat sees."""
 
+    #: Your seat number.
     seat: int
-    num_players: int
+    #: How many seats play.
+    num_seats: int
+    #: The hand being played, from 1.
     hand_number: int
+    #: Your cards, in number order.
     hand: tuple[Card, ...]
+    #: How many cards each seat holds.
     hand_sizes: tuple[int, ...]
+    #: The seat that led (or leads) the current trick.
     leader: int
+    #: The cards played into the current trick so far, in play order.
     trick: tuple[Play, ...]
+    #: The tricks completed this hand, in order.
     completed_tricks: tuple[Trick, ...]
+    #: How many tricks each seat has taken this hand.
     tricks_taken: tuple[int, ...]
+    #: Each seat's points so far (one per trick taken; fewest points wins).
     points: tuple[int, ...]
+    #: The game ends after the hand in which a seat reaches this many points.
     end_threshold: int
+    #: The seat to decide now.
     to_play: int
+    #: The pending decision kind (``PLAY_CARD`` or ``CHOOSE_LEADER``).
     decision: str
 
     def trick_colours(self) -> set[str]:
@@ -123,7 +142,7 @@ class Observation:
 
     def seats_still_to_play(self) -> int:
         """How many seats play into the current trick after this one."""
-        return self.num_players - len(self.trick) - 1
+        return self.num_seats - len(self.trick) - 1
 
 
 #: Every card, built once: decoding looks cards up instead of constructing them (a frozen
@@ -175,7 +194,7 @@ def decode_observation(raw: dict[str, Any]) -> Observation:
     )
     return Observation(
         seat=int(raw["seat"]),
-        num_players=int(raw["num_players"]),
+        num_seats=int(raw["num_players"]),
         hand_number=int(raw["hand_number"]),
         hand=tuple(card(c) for c in raw["hand"]),
         hand_sizes=tuple(int(x) for x in raw["hand_sizes"]),

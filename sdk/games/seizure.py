@@ -68,7 +68,10 @@ __all__ = [
 class Card:
     """One card; ``colours`` and ``number`` are empty/None for non-number cards."""
 
+    #: The card id, 0-139 (docs/rules/seizure.md has the layout).
     id: int
+    #: ``number``, ``to_the_left``, ``to_the_right``, ``direct_trade``, ``plus_three`` or
+    #: ``minus_three`` (the module's constants).
     kind: str
     colours: tuple[str, ...] = ()
     number: int | None = None
@@ -116,7 +119,9 @@ class Card:
 class KnownCard:
     """A card this seat knows to be in another seat's hand."""
 
+    #: The seat whose hand holds the card.
     seat: int
+    #: The card.
     card: Card
 
 
@@ -131,10 +136,15 @@ class Event:
     """
 
     type: str
+    #: The seat that acted (the dealer for ``deal``), if any.
     seat: int | None = None
+    #: The receiving seat of a ``give`` or the partner of a ``trade``, if any.
     to: int | None = None
+    #: The card, when this seat saw it.
     card: Card | None = None
+    #: The hand size of a ``deal``, the cards reshuffled of a ``reshuffle``.
     count: int | None = None
+    #: A ``flip``: the card went to the bottom of the draw pile.
     to_bottom: bool = False
 
 
@@ -142,9 +152,13 @@ class Event:
 class LastRound:
     """The end of the previous round: every hand revealed and scored."""
 
+    #: The round number.
     round: int
+    #: Why it ended: ``out`` (a seat emptied its hand), ``stalemate`` or ``turn_cap``.
     reason: str
+    #: What each seat scored in that round.
     points: tuple[int, ...]
+    #: Every seat's hand at the end, revealed.
     hands: tuple[tuple[Card, ...], ...]
 
 
@@ -152,33 +166,61 @@ class LastRound:
 class Observation:
     """What one seat sees."""
 
+    #: Your seat number.
     seat: int
-    num_players: int
+    #: How many seats play.
+    num_seats: int
+    #: How the game ends: ``rounds`` or ``gap`` (the ``end`` option).
     end: str
+    #: The current round, from 1.
     round: int
+    #: The dealer of this round.
     dealer: int
+    #: How many cards each seat was dealt this round (7-15).
     deal_size: int
+    #: How many rounds each seat has dealt.
     deals: tuple[int, ...]
+    #: Each seat's total points so far (fewest wins).
     scores: tuple[int, ...]
+    #: The public phase: ``TURN``, ``GIVE``, ``TRADE``, ``DEAL_SIZE``, ``CHANCE`` or ``OVER``.
     phase: str
+    #: The seat to decide now.
     to_play: int
+    #: Your pending decision kind when you are to decide, else None.
     decision: str | None
+    #: Your cards.
     hand: tuple[Card, ...]
+    #: How many cards each seat holds.
     hand_sizes: tuple[int, ...]
+    #: How many cards are in the draw pile.
     draw_pile_size: int
+    #: Cards turned up at the opening that still lie at the bottom of the draw pile.
     draw_pile_bottom: tuple[Card, ...]
+    #: The play pile, bottom first.
     play_pile: tuple[Card, ...]
+    #: The number card that sets what may be played (None before the first).
     reference: Card | None
+    #: The value a number card must reach (a 10 counts 0 on the table).
     reference_value: int
+    #: True while a reset is active (any number of the reference's colours may be played).
     reset_active: bool
+    #: Turns played this round.
     turn: int
+    #: Consecutive draws or passes with no card played between.
     draws_in_a_row: int
+    #: Consecutive passes with nothing to draw (the round ends in a stalemate).
     stalemate_passes: int
+    #: The seat giving cards away now, if any.
     giver: int | None
+    #: How many cards the giver still has to give.
     gives_left: int
+    #: The card you chose to give and have not yet given (only the giver sees it).
     gift: Card | None
+    #: Cards in other hands whose whereabouts you know for sure.
     known: tuple[KnownCard, ...]
+    #: The round's most recent events (up to 50), as you saw them.
     events: tuple[Event, ...]
+    #: The previous round's end, every hand revealed (None in round 1).
     last_round: LastRound | None
 
     @property
@@ -218,6 +260,7 @@ class Observation:
 class PlayCard:
     """Play this card."""
 
+    #: The card to play.
     card: Card
 
 
@@ -235,6 +278,7 @@ class Pass:
 class GiveCard:
     """Choose this card to give away."""
 
+    #: The card to give away.
     card: Card
 
 
@@ -242,6 +286,7 @@ class GiveCard:
 class GiveTo:
     """Give the chosen card to this seat."""
 
+    #: The seat that receives the chosen card.
     seat: int
 
 
@@ -249,6 +294,7 @@ class GiveTo:
 class TradePartner:
     """Swap hands with this seat (Direct Trade)."""
 
+    #: The seat to swap hands with.
     seat: int
 
 
@@ -256,6 +302,7 @@ class TradePartner:
 class DealSize:
     """Deal this many cards to each player (7-15)."""
 
+    #: Cards dealt to each seat (7-15).
     hand_size: int
 
 
@@ -303,7 +350,7 @@ def decode_observation(raw: dict[str, Any]) -> Observation:
     last = raw.get("last_round")
     return Observation(
         seat=int(raw["seat"]),
-        num_players=int(raw["num_players"]),
+        num_seats=int(raw["num_players"]),
         end=str(raw["end"]),
         round=int(raw["round"]),
         dealer=int(raw["dealer"]),

@@ -1,4 +1,4 @@
-"""Western Legends: Showdown, typed for bot authors (self-contained: no engine import).
+"""Western Legends: Showdown, typed for bot authors (tables and kind names are the engine's).
 
 Card ids 0..17: seat 0 red = 0..8, seat 1 black = 9..17, values 1,1,1,2,3,4,5,6,7 in id
 order; :func:`card` builds any card from its id. Location ids 0..6: Saloon, Sheriff's
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 # One source of truth for the tables and kind names: the engine's (pure Python, no deps).
@@ -47,7 +48,35 @@ from saloon.referee.games.western_showdown.engine import (
     WALLOP_SECOND,
 )
 
-WALLOP, DETERMINATION, BULLETPROOF, SADDLE_UP, STICK_EM_UP, CHEAT, LIVING_LEGEND = range(1, 8)
+
+class Ability(IntEnum):
+    """A card's ability; its value is the card value that carries it (a 7 is LIVING_LEGEND),
+    so ``card.ability == LIVING_LEGEND`` and ``card.value == LIVING_LEGEND`` both hold."""
+
+    WALLOP = 1
+    DETERMINATION = 2
+    BULLETPROOF = 3
+    SADDLE_UP = 4
+    STICK_EM_UP = 5
+    CHEAT = 6
+    LIVING_LEGEND = 7
+
+    @property
+    def label(self) -> str:
+        """The name printed on the card (``STICK 'EM UP``)."""
+        return ABILITIES[self.value]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+WALLOP = Ability.WALLOP
+DETERMINATION = Ability.DETERMINATION
+BULLETPROOF = Ability.BULLETPROOF
+SADDLE_UP = Ability.SADDLE_UP
+STICK_EM_UP = Ability.STICK_EM_UP
+CHEAT = Ability.CHEAT
+LIVING_LEGEND = Ability.LIVING_LEGEND
 
 __all__ = [
     "ABILITIES",
@@ -80,6 +109,7 @@ __all__ = [
     "VALUES",
     "WALLOP",
     "WALLOP_SECOND",
+    "Ability",
     "Card",
     "Done",
     "GameResult",
@@ -104,18 +134,22 @@ __all__ = [
 class Card:
     """One card; ordered by id. ``owner`` is the seat whose colour it is."""
 
+    #: The card id, 0-17 (red 0-8, black 9-17).
     id: int
+    #: ``red`` (seat 0) or ``black`` (seat 1).
     colour: str
+    #: The card's value, 1-7.
     value: int
-    ability: str
+    #: The card's ability (an :class:`Ability`; its value is the card's value).
+    ability: Ability
     owner: int
 
     def __str__(self) -> str:
-        return f"{self.colour} {self.value} ({self.ability}, #{self.id})"
+        return f"{self.colour} {self.value} ({self.ability.label}, #{self.id})"
 
 
 _CARDS = tuple(
-    Card(c, COLOURS[c // 9], VALUES[c % 9], ABILITIES[VALUES[c % 9]], c // 9) for c in range(18)
+    Card(c, COLOURS[c // 9], VALUES[c % 9], Ability(VALUES[c % 9]), c // 9) for c in range(18)
 )
 
 
@@ -133,7 +167,9 @@ def deck_of(seat: int) -> tuple[Card, ...]:
 class Place:
     """Place ``card`` from hand at location ``location`` (an id 0..6)."""
 
+    #: The card to place from your hand.
     card: Card
+    #: The location id (0-6) to place it at.
     location: int
 
 
@@ -141,6 +177,7 @@ class Place:
 class Pick:
     """A card on the table: ``location`` id and ``position`` in its stack (0 = bottom)."""
 
+    #: The card picked on the table.
     card: Card
     location: int
     position: int
@@ -170,9 +207,13 @@ DONE = Done()
 class Location:
     """A location on the table and its stack (bottom first)."""
 
+    #: The location id, 0-6 (``SALOON`` ... ``HIDEOUT``).
     id: int
+    #: The location's name.
     name: str
+    #: What its stack needs for the placing seat to take it, in words.
     condition: str
+    #: The cards placed here, bottom first.
     stack: tuple[Card, ...]
     #: Ids of activated BULLETPROOF cards in the stack.
     bulletproof: frozenset[int]
@@ -192,8 +233,11 @@ class Location:
 class Pending:
     """The card whose ability is resolving, where it lies, and a first pick if any."""
 
+    #: The card whose ability is resolving.
     card: Card
+    #: The location id where it lies.
     location: int
+    #: The first card picked by a two-step ability, if any.
     picked: Card | None
 
 
@@ -201,8 +245,11 @@ class Pending:
 class GameResult:
     """A finished game of a best-of-3 match."""
 
+    #: The seat that started that game.
     start_player: int
+    #: The seat that won it.
     winner: int
+    #: How many cards each seat won in it.
     cards_won: tuple[int, int]
 
 
@@ -210,28 +257,45 @@ class GameResult:
 class Observation:
     """What one seat sees (see docs/rules/western-showdown.md)."""
 
+    #: Your seat number (0 red, 1 black).
     seat: int
-    num_players: int
+    #: How many seats play (always 2).
+    num_seats: int
+    #: Games in the match: 1 or 3 (the ``best_of`` option).
     best_of: int
+    #: The current game of the match, from 1.
     game_number: int
+    #: Games each seat has won so far.
     games_won: tuple[int, ...]
+    #: The finished games of this match.
     previous_games: tuple[GameResult, ...]
+    #: The seat that started the current game.
     start_player: int
+    #: Your cards in hand.
     hand: tuple[Card, ...]
+    #: How many cards each seat holds.
     hand_sizes: tuple[int, ...]
     #: The seat's own draw pile, by id (its order is unknown).
     draw_pile: tuple[Card, ...]
+    #: How many cards are in each seat's draw pile.
     draw_pile_sizes: tuple[int, ...]
+    #: How many cards each seat discarded at the mulligan.
     mulligan_discards: tuple[int, ...]
     #: The three locations on the table, in table order.
     locations: tuple[Location, ...]
+    #: How many cards each seat has won this game.
     won_sizes: tuple[int, ...]
     #: Cards each seat has placed from hand this game, in order.
     played: tuple[tuple[Card, ...], ...]
+    #: The seat holding the REPUTATION card (it wins a tie).
     reputation: int
+    #: For each seat, True when it may not pass this turn.
     pass_blocked: tuple[bool, ...]
+    #: The ability being resolved, if any.
     pending: Pending | None
+    #: The seat to decide now.
     to_play: int
+    #: The pending decision kind.
     decision: str
 
     def location(self, location_id: int) -> Location:
@@ -320,7 +384,7 @@ def decode_observation(raw: dict[str, Any]) -> Observation:
         )
     return Observation(
         seat=int(raw["seat"]),
-        num_players=int(raw["num_players"]),
+        num_seats=int(raw["num_players"]),
         best_of=int(raw["best_of"]),
         game_number=int(raw["game_number"]),
         games_won=tuple(int(x) for x in raw["games_won"]),

@@ -31,6 +31,3 @@ class GreedyBot(Bot):
         if ducking:
             return max(ducking)
         return max(cards)
-
-
-HOUSE_BOTS: dict[str, type[Bot]] = {"greedy": GreedyBot}

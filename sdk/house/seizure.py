@@ -90,7 +90,7 @@ class GreedyBot(Bot):
                 return (obs.gives_for(a.card), 0 if number == 10 else 1, number)
 
             return max(numbers, key=score)
-        n = obs.num_players
+        n = obs.num_seats
         seat = obs.seat
         others = [s for s in range(n) if s != seat]
 
@@ -110,6 +110,3 @@ class GreedyBot(Bot):
         if obs.gift is not None and obs.gift.kind == PLUS_THREE:
             return min(legal, key=lambda a: (obs.scores[a.seat], a.seat))
         return max(legal, key=lambda a: (obs.hand_sizes[a.seat], -a.seat))
-
-
-HOUSE_BOTS: dict[str, type[Bot]] = {"greedy": GreedyBot}

@@ -305,6 +305,3 @@ class _Pending:
     def __init__(self, card: Card, location: int) -> None:
         self.card = card
         self.location = location
-
-
-HOUSE_BOTS: dict[str, type[Bot]] = {"greedy": GreedyBot}

@@ -37,5 +37,14 @@ def check_record(record: MatchRecord) -> None:
             state.apply_action(entry.action)
     assert state.is_terminal()
     assert state.scores() == record.scores
-    assert sorted(record.ranks) == sorted(record.ranks)  # present for every seat
     assert len(record.ranks) == len(record.seats)
+    engine = state.ranks()
+    if not record.played_out:
+        assert record.ranks == engine, "without played-out seats the record keeps engine ranks"
+    kept = [s for s in range(len(engine)) if s not in record.played_out]
+    for seat in record.played_out:
+        assert all(record.ranks[seat] > record.ranks[k] for k in kept), "played out ranks last"
+    for a in kept:
+        for b in kept:
+            if engine[a] < engine[b]:
+                assert record.ranks[a] < record.ranks[b], "kept seats keep the engine's order"

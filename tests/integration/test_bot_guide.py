@@ -1,7 +1,9 @@
-"""The complete example bots of docs/bot-guide.md play their game over gRPC, fault-free."""
+"""The complete example bots of docs/bot-guide.md: they play their game over gRPC without a
+fault, and each beats house:random by a stated statistic."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -9,7 +11,10 @@ import pytest
 
 from saloon.referee.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
-from saloon.referee.match import play_local
+from saloon.referee.match import play_local, play_match
+from saloon.referee.seats import InProcessSeat, Seat
+from saloon.sdk.house import make_house_bot
+from saloon.sdk.loader import load_bot
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "bot-guide.md"
 EXAMPLES = {
@@ -18,12 +23,21 @@ EXAMPLES = {
     "showdown_bot.py": "western-showdown-v1",
 }
 LIMITS = MatchLimits(decision_ms=2_000, bank_ms=10_000, start_ms=20_000)
+#: Matches per example against house:random (seats rotate; seeds 0..N-1, so deterministic).
+MATCHES = {"strife_bot.py": 24, "seizure_bot.py": 16, "showdown_bot.py": 60}
+#: The significance every example must reach.
+P_VALUE = 0.01
 
 
 def examples() -> dict[str, str]:
     """file name -> code of every ``# file: NAME`` python block of the guide."""
     blocks = re.findall(r"```python\n# file: (\S+)\n(.*?)```", GUIDE.read_text(), re.S)
     return dict(blocks)
+
+
+def binomial_tail(wins: int, n: int, p: float) -> float:
+    """P(X >= wins) for X ~ Binomial(n, p): the one-sided exact p-value."""
+    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(wins, n + 1))
 
 
 def test_every_game_has_an_example() -> None:
@@ -42,3 +56,29 @@ def test_guide_example_plays(name: str, tmp_path: Path) -> None:
     seats = [str(path)] + ["house:random"] * (get_game(game).min_players - 1)
     record = play_local(game, seats, seed=21, limits=LIMITS)
     assert record.faults == []
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_guide_example_beats_house_random(name: str, tmp_path: Path) -> None:
+    """Sole first place (rank 0, shared with no one) in N matches at the smallest table
+    against house:random. Seats are exchangeable and rotate, so a bot no better than
+    random wins alone with probability at most 1/n: the one-sided exact binomial test of
+    that null must reject it at p < 0.01."""
+    game = EXAMPLES[name]
+    path = tmp_path / name
+    path.write_text(examples()[name])
+    factory = load_bot(str(path))
+    players = get_game(game).min_players
+    n = MATCHES[name]
+    wins = 0
+    for seed in range(n):
+        me = seed % players
+        seats: list[Seat] = [
+            InProcessSeat(make_house_bot(game, "random"), "house:random") for _ in range(players)
+        ]
+        seats[me] = InProcessSeat(factory(game), name)
+        record = play_match(game, seats, seed=seed)
+        assert record.faults == []
+        wins += record.ranks[me] == 0 and record.ranks.count(0) == 1
+    p = binomial_tail(wins, n, 1 / players)
+    assert p < P_VALUE, f"{name}: {wins}/{n} sole wins, p = {p:.3g} against 1/{players}"

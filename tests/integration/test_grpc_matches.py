@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from saloon.referee.bots import resolve_seat
 from saloon.referee.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_local, play_match
-from saloon.referee.remote import ProcessSeat
+from saloon.referee.remote import BotConnection, ConnectionThreadError, ProcessSeat
+from saloon.referee.seats import StartInfo
 from saloon.sdk.house import house_bots
 from saloon.sdk.protocol import unix_target
 
@@ -111,3 +113,37 @@ def test_unloadable_bot_is_a_crash_with_its_error() -> None:
     assert [(f.kind.value, f.decision) for f in record.faults] == [("CRASH", -1)]
     assert "defines no bot" in record.faults[0].detail
     assert record.played_out == [0]
+
+
+def test_warm_connection_plays_match_after_match(served_bot: str) -> None:
+    """One BotConnection (one channel) serves a seat per match, as a warm container does."""
+    connection = BotConnection(served_bot)
+    try:
+        assert connection.wait_ready(20)
+        for seed in (1, 2, 3):
+            others = [resolve_seat("house:random", "seas-of-strife-v1") for _ in range(2)]
+            seats = [connection.seat("warm:greedy"), *others]
+            remote = play_match("seas-of-strife-v1", seats, seed, limits=LIMITS)
+            local = play_local(
+                "seas-of-strife-v1", ["house:greedy", "house:random", "house:random"], seed
+            )
+            assert remote.faults == []
+            assert [e.to_json() for e in remote.log] == [e.to_json() for e in local.log]
+            assert (remote.scores, remote.ranks) == (local.scores, local.ranks)
+            assert connection.healthy()  # closing a warm seat keeps its connection
+        channel = connection.channel
+        errors: list[BaseException] = []
+
+        def elsewhere() -> None:
+            try:
+                connection.seat("x").start(StartInfo("m", "seas-of-strife-v1", {}, 0, 3, 1, 9, 9))
+            except ConnectionThreadError as exc:
+                errors.append(exc)
+
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join(20)
+        assert len(errors) == 1 and connection.channel is channel
+    finally:
+        connection.close()
+    assert not connection.healthy()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from saloon.referee.games import competition_ranks
+
 SALOON = [sys.executable, "-m", "saloon.referee.cli"]
 SOS = "seas-of-strife-v1"
 SEATS = ["--seat", "house:greedy", "--seat", "house:random", "--seat", "house:random"]
@@ -47,7 +49,9 @@ def test_play_json_is_byte_identical_for_the_same_seed() -> None:
     assert [s["bot"] for s in a["seats"]] == ["house:greedy", "house:random", "house:random"]
     assert all(s["version"].startswith("saloon-") for s in a["seats"])
     assert a["log"][0]["chance"] == "DEAL"
-    assert sorted(a["ranks"]) == sorted(a["ranks"]) and len(a["scores"]) == 3
+    # Seas of Strife: fewest points best, ties shared (no seat was played out).
+    assert len(a["scores"]) == 3 and a["played_out"] == []
+    assert a["ranks"] == competition_ranks(a["scores"], lower_is_better=True)
 
 
 def test_play_text_log_and_replay_verify(tmp_path: Path) -> None:
@@ -68,7 +72,7 @@ def test_replay_as_seat_shows_only_that_seats_cards(tmp_path: Path) -> None:
     record = json.loads(record_path.read_text())
     deal = record["log"][0]["outcome"]
     seat1_hand = set(deal[15:30])
-    rep = run("replay", str(record_path), "--as-seat", "1")
+    rep = run("replay", str(record_path), "--as-seat", "1", "--json")
     assert rep.returncode == 0, rep.stderr
     seen = [
         json.loads(line.split("you see: ", 1)[1])
@@ -79,6 +83,43 @@ def test_replay_as_seat_shows_only_that_seats_cards(tmp_path: Path) -> None:
     seen_hands = [obs["hand"] for obs in seen if obs["hand_number"] == 1]
     assert seen_hands and all(set(h) <= seat1_hand for h in seen_hands)
     assert "DEAL" not in rep.stdout.split("result:")[0].split("as seen by seat 1", 1)[1]
+    # Without --json: one line per observation field, and the legal actions, readable.
+    readable = run("replay", str(record_path), "--as-seat", "1").stdout
+    hand_line = next(line for line in readable.splitlines() if line.startswith("       hand: ["))
+    from saloon.sdk.games.seas_of_strife import card
+
+    assert hand_line == f"       hand: [{', '.join(str(card(c)) for c in seen_hands[0])}]"
+    assert "       legal: " in readable and '{"' not in readable
+
+
+def test_play_log_shows_trick_winners_and_one_based_ranks_in_a_table_that_fits(
+    tmp_path: Path,
+) -> None:
+    bot = tmp_path / "a_bot_with_a_rather_long_file_name_indeed.py"
+    bot.write_text("def act(decision):\n    return decision.legal[0]\n")
+    out = run(
+        "play",
+        SOS,
+        "--seat",
+        str(bot),
+        *SEATS[2:],
+        "--seed",
+        "5",
+        "--out",
+        str(tmp_path / "r.json"),
+    )
+    assert out.returncode == 0, out.stderr
+    assert "=> trick: winner " in out.stdout
+    record = json.loads((tmp_path / "r.json").read_text())
+    table = out.stdout.split("result:\n", 1)[1].splitlines()
+    assert table[0].split() == ["seat", "bot", "score", "rank"]
+    for seat, line in enumerate(table[1:]):
+        cells = line.split()
+        assert cells[1] == record["seats"][seat]["bot"]
+        assert int(cells[3]) == record["ranks"][seat] + 1
+    assert len({len(line) for line in table}) == 1, "columns aligned under the long name"
+    events = [e for entry in record["log"] for e in entry.get("events", [])]
+    assert sum(e["event"] == "trick" for e in events) >= 15
 
 
 def test_replay_verify_catches_a_tampered_result(tmp_path: Path) -> None:
@@ -116,6 +157,11 @@ def test_replay_verify_catches_a_tampered_result(tmp_path: Path) -> None:
         (["replay", "/nonexistent/record.json"], "cannot read"),
         (["play", SOS, *SEATS, "--decision-ms", "0"], "out of range"),
         (["frobnicate"], "invalid choice"),
+        (["play", SOS, "--seat", "nobot.py", *SEATS[2:]], "no bot file or folder at nobot.py"),
+        (
+            ["play", SOS, "--seat", "grpc:unix:/nonexistent/bot.sock", *SEATS[2:]],
+            "nothing is listening at /nonexistent/bot.sock",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
@@ -169,3 +215,57 @@ def test_play_limits_are_recorded() -> None:
     assert out.returncode == 0, out.stderr
     limits = json.loads(out.stdout)["limits"]
     assert (limits["decision_ms"], limits["bank_ms"]) == (250, 900)
+
+
+def test_new_writes_a_starter_kit_whose_test_passes(tmp_path: Path) -> None:
+    import importlib.util
+
+    kit = tmp_path / "kit"
+    out = run("new", "western-showdown-v1", str(kit))
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in kit.iterdir()) == ["bot.py", "test_bot.py"]
+    assert (
+        "from saloon.sdk.games.western_showdown import Observation" in (kit / "bot.py").read_text()
+    )
+    spec = importlib.util.spec_from_file_location("starter_test", kit / "test_bot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.OPPONENTS == ["house:greedy"]
+    module.test_my_bot_plays_a_whole_match_without_a_fault(1)  # over gRPC, as the arena
+    again = run("new", "western-showdown-v1", str(kit))
+    assert again.returncode == 1 and "not an empty folder" in again.stderr
+
+
+BOTS = Path(__file__).resolve().parents[1] / "integration" / "bots"
+
+
+def test_a_path_bot_s_traceback_comes_after_the_log() -> None:
+    out = subprocess.run(
+        [*SALOON, "play", SOS, "--seat", str(BOTS / "raises.py"), *SEATS[2:], "--seed", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0
+    after = out.stdout.split("result:", 1)[1]
+    assert "stderr, last" in after and "ValueError: the bot's own bug" in after
+
+
+def test_debug_plays_a_path_bot_in_process_and_lets_its_exception_through() -> None:
+    out = run("play", SOS, "--seat", str(BOTS / "raises.py"), *SEATS[2:], "--debug")
+    assert out.returncode != 0
+    assert "Traceback" in out.stderr and "raises.py" in out.stderr
+    assert out.stderr.rstrip().endswith("ValueError: the bot's own bug")
+
+
+def test_a_match_of_house_bots_does_not_import_grpc() -> None:
+    code = (
+        "import sys, io; from saloon.referee.cli import main; "
+        "sys.stdout = io.StringIO(); rc = main(['play', 'seizure-v1', '--seat', "
+        "'house:greedy', '--seat', 'house:random']); sys.stdout = sys.__stdout__; "
+        "print(rc, 'grpc' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["0", "False"], out.stderr

@@ -75,3 +75,27 @@ def test_options_are_validated() -> None:
 )
 def test_competition_ranks(values: list[float], lower: bool, ranks: list[int]) -> None:
     assert competition_ranks(values, lower) == ranks
+
+
+def test_sdk_views_and_house_bots_are_registered_by_full_id() -> None:
+    from saloon.referee.games import house_bots_table, sdk_views_table
+    from saloon.sdk.games import adapter_for
+    from saloon.sdk.house import house_bot_names
+
+    for game_id in game_ids():
+        assert game_id in sdk_views_table()
+        module = adapter_for(game_id)
+        assert module is not None and callable(module.decode_observation)
+        assert "greedy" in house_bots_table()[game_id]
+    # A later version never inherits v1's views or house bots by a stripped id.
+    assert adapter_for("seizure-v2") is None
+    assert house_bot_names("seizure-v2") == ["random"]
+    assert house_bot_names("seizure-v1") == ["greedy", "random"]
+
+
+def test_unknown_house_bot_lists_the_game_s_house_bots() -> None:
+    from saloon.sdk.errors import UnknownHouseBot
+    from saloon.sdk.house import make_house_bot
+
+    with pytest.raises(UnknownHouseBot, match=r"no house bot 'clever' for seizure-v1 .*greedy"):
+        make_house_bot("seizure-v1", "clever")

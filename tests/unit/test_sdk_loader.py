@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,10 @@ def test_each_match_gets_a_fresh_bot() -> None:
 
 
 def test_bot_constant_picks_among_several(tmp_path: Path) -> None:
-    text = "from saloon.sdk import Bot\nclass A(Bot): pass\nclass B(Bot): pass\nBOT = B\n"
+    text = (
+        "from saloon.sdk import Bot\nclass A(Bot): pass\n"
+        "class B(Bot):\n    def act(self, d): return d.legal[0]\nBOT = B\n"
+    )
     assert type(load_bot(write(tmp_path, text))("g")).__name__ == "B"
 
 
@@ -63,8 +67,14 @@ def test_house_spec_and_paths_that_are_not_bots(tmp_path: Path) -> None:
 def test_resolve_seat_kinds(tmp_path: Path) -> None:
     game = "seas-of-strife-v1"
     assert isinstance(resolve_seat(str(BOTS / "illegal.py"), game), ProcessSeat)
-    assert isinstance(resolve_seat("grpc:unix:/tmp/x.sock", game), GrpcSeat)
-    for spec in ("nonsense", str(tmp_path), "grpc:", "house:nobody"):
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listening.bind(str(tmp_path / "bot.sock"))
+        listening.listen(1)
+        assert isinstance(resolve_seat(f"grpc:unix:{tmp_path}/bot.sock", game), GrpcSeat)
+    finally:
+        listening.close()
+    for spec in ("nonsense", str(tmp_path), "grpc:", "house:nobody", "grpc:unix:/nope.sock"):
         with pytest.raises(BotSpecError):
             resolve_seat(spec, game)
 
@@ -85,3 +95,28 @@ def test_bot_version_is_a_content_hash(tmp_path: Path) -> None:
     (two / "lib" / "x.py").write_text("X = 2\n")
     assert bot_version(one) != bot_version(two)
     assert bot_version(one / "bot.py") == bot_version(two / "bot.py")
+
+
+def test_a_bot_class_without_act_is_refused_when_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "noact.py"
+    path.write_text("from saloon.sdk import Bot\n\nclass Lazy(Bot):\n    pass\n")
+    with pytest.raises(BotLoadError, match="Lazy does not define act"):
+        load_bot(str(path))
+
+
+def test_in_process_seat_keeps_the_traceback_with_file_and_line() -> None:
+    from saloon.referee.faults import FaultKind
+    from saloon.referee.match import play_match
+    from saloon.referee.seats import InProcessSeat
+    from saloon.sdk.house import make_house_bot
+
+    bots = Path(__file__).resolve().parents[1] / "integration" / "bots"
+    bot = load_bot(str(bots / "raises.py"))("seizure-v1")
+    seat = InProcessSeat(bot, "raises")
+    record = play_match(
+        "seizure-v1", [seat, InProcessSeat(make_house_bot("seizure-v1", "greedy"), "g")], seed=3
+    )
+    (fault,) = record.faults
+    assert fault.kind is FaultKind.CRASH
+    assert "raises.py:15 in act" in fault.detail, fault.detail
+    assert "Traceback" in seat.diagnostics() and 'raise ValueError("the bot' in seat.diagnostics()

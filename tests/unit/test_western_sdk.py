@@ -33,7 +33,7 @@ def test_stack_winner_agrees_with_the_engine(stack: list[int]) -> None:
 def test_cards_follow_the_id_layout() -> None:
     assert [sdk.card(c).value for c in range(18)] == [1, 1, 1, 2, 3, 4, 5, 6, 7] * 2
     assert {c.colour for c in sdk.deck_of(0)} == {"red"}
-    assert sdk.card(16) == sdk.Card(16, "black", 6, "CHEAT", 1)
+    assert sdk.card(16) == sdk.Card(16, "black", 6, sdk.Ability.CHEAT, 1)
     assert sdk.LOCATION_NAMES == engine_cards.LOCATION_NAMES
 
 
@@ -96,3 +96,20 @@ def test_activates_follows_the_placement_rule() -> None:
     assert sdk.activates(sdk.card(0), [])
     assert sdk.activates(sdk.card(17), [sdk.card(7)])
     assert not sdk.activates(sdk.card(14), [sdk.card(5)])
+
+
+def test_ability_is_an_enum_that_the_card_field_has() -> None:
+    from saloon.sdk.games.western_showdown import (
+        BULLETPROOF,
+        LIVING_LEGEND,
+        Ability,
+        card,
+        deck_of,
+    )
+
+    legend = next(c for c in deck_of(0) if c.value == 7)
+    assert legend.ability is LIVING_LEGEND and legend.ability == LIVING_LEGEND
+    assert isinstance(card(2).ability, Ability)
+    assert [c.ability for c in deck_of(1)].count(BULLETPROOF) == 1
+    assert Ability.STICK_EM_UP.label == "STICK 'EM UP"
+    assert "LIVING LEGEND" in str(legend)

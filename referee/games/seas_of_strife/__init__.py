@@ -1,3 +1,6 @@
 """Seas of Strife: 3-6 players, trick avoidance (engine in :mod:`.engine`)."""
 
 GAMES = {"seas-of-strife-v1": "saloon.referee.games.seas_of_strife.engine:GAME"}
+# The SDK layer's typed views and house bots of this id (import names only: nothing imported).
+SDK_VIEWS = {"seas-of-strife-v1": "saloon.sdk.games.seas_of_strife"}
+HOUSE_BOTS = {"seas-of-strife-v1": {"greedy": "saloon.sdk.house.seas_of_strife:GreedyBot"}}

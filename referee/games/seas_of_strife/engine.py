@@ -203,6 +203,7 @@ class SeasOfStrifeState(State):
         winning_card = self.trick_cards[index]
         self.taken[winner] += 1
         self.completed.append((self.leader, tuple(self.trick_cards), winner))
+        self._emit("trick", winner=winner, cards=list(self.trick_cards))
         self.trick_seats = []
         self.trick_cards = []
         self._colour_mask = 0
@@ -217,6 +218,7 @@ class SeasOfStrifeState(State):
     def _end_hand(self) -> None:
         for seat, tricks in enumerate(self.taken):
             self.points[seat] += tricks
+        self._emit("hand_scored", tricks=list(self.taken), points=list(self.points))
         if max(self.points) >= END_THRESHOLD[self.num_players]:
             self._phase = _PHASE_OVER
         else:

@@ -443,6 +443,9 @@ class SeizureState(State):
         for s, p in enumerate(points):
             totals[s] += p
         self.last_round = (self.round, reason, points, [sorted(h) for h in self.hands])
+        self._emit(
+            "round_scored", round=self.round, reason=reason, points=points, totals=list(totals)
+        )
         know, everyone = self._know, self._all
         for hand in self.hands:  # revealed for scoring
             for c in hand:

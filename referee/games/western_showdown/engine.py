@@ -375,11 +375,14 @@ class WesternShowdownState(State):
         elif value == 6:
             self._phase = _CHEAT1
         else:  # LIVING LEGEND takes its stack
-            self._take(self.turn, self._pending_slot)
+            self._take(self.turn, self._pending_slot, "living_legend")
             self._finish_step()
 
-    def _take(self, seat: int, slot: int) -> None:
+    def _take(self, seat: int, slot: int, why: str) -> None:
         stack = self.stacks[slot]
+        self._emit(
+            "stack_taken", seat=seat, location=self.locations[slot], cards=list(stack), why=why
+        )
         self.won[seat].extend(stack)
         if self.bulletproof:
             for c in stack:
@@ -392,7 +395,7 @@ class WesternShowdownState(State):
         for slot, location in enumerate(self.locations):
             stack = stacks[slot]
             if len(stack) >= MIN_CARDS[location] and CONDITIONS[location](stack):
-                self._take(seat, slot)
+                self._take(seat, slot, "condition")
 
     def _finish_step(self) -> None:
         self._check_locations()
@@ -431,9 +434,10 @@ class WesternShowdownState(State):
     def _end_game(self) -> None:
         for slot, stack in enumerate(self.stacks):
             if stack:
-                self._take(stack_winner(stack), slot)
+                self._take(stack_winner(stack), slot, "end_of_game")
         counts = (len(self.won[0]), len(self.won[1]))
         winner = (0 if counts[0] > counts[1] else 1) if counts[0] != counts[1] else self.reputation
+        self._emit("game_won", winner=winner, cards_won=list(counts), game=len(self.results) + 1)
         self.results.append((self.start_player, winner, counts[0], counts[1]))
         self.games_won[winner] += 1
         if self.games_won[winner] * 2 > self.best_of:

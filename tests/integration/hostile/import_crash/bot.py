@@ -1,0 +1,3 @@
+"""Crashes at import."""
+
+raise RuntimeError("import_crash: boom at import")

@@ -1,0 +1,274 @@
+"""The Docker sandbox with real containers: the lock-down, the warm pool, leftovers, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from saloon.referee.limits import MatchLimits, SandboxLimits
+from saloon.referee.match import play_match
+from saloon.referee.record import MatchRecord, without_timing
+from saloon.referee.replay import verify
+from saloon.referee.seats import InProcessSeat, Seat
+from saloon.sdk.house import make_house_bot
+from saloon.worker.docker_sandbox import DockerSandbox, DockerSeat
+from saloon.worker.errors import UnsafePath
+from saloon.worker.images import bot_tag
+
+from .docker_fixtures import open_test_sandbox, owned_containers, sandbox_fixture
+
+HOSTILE = Path(__file__).parent / "hostile"
+HONEST = str(HOSTILE / "honest")
+GAME = "seizure-v1"
+LIMITS = MatchLimits(decision_ms=2000, bank_ms=5000, start_ms=60_000)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[DockerSandbox]:
+    yield from sandbox_fixture()
+
+
+def honest_match(sandbox: DockerSandbox, seed: int) -> tuple[MatchRecord, DockerSeat]:
+    seat = sandbox.seat(HONEST, "honest")
+    assert isinstance(seat, DockerSeat)
+    seats: list[Seat] = [seat, InProcessSeat(make_house_bot(GAME, "random"), "house:random")]
+    return play_match(GAME, seats, seed=seed, limits=LIMITS), seat
+
+
+def inspect(sandbox: DockerSandbox, container_id: str) -> dict[str, object]:
+    info: dict[str, object] = sandbox.client.api.inspect_container(container_id)
+    return info
+
+
+def test_container_is_locked_down(sandbox: DockerSandbox) -> None:
+    record, seat = honest_match(sandbox, 1)
+    assert record.faults == []
+    assert seat.runtime is not None
+    info = inspect(sandbox, seat.runtime.container_id)
+    host = info["HostConfig"]
+    config = info["Config"]
+    assert isinstance(host, dict) and isinstance(config, dict)
+    limits = SandboxLimits()
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"]
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["Memory"] == host["MemorySwap"] == limits.memory_mb * 1024 * 1024
+    assert host["NanoCpus"] == int(limits.cpus * 1e9)
+    assert host["PidsLimit"] == limits.pids
+    assert host["Binds"] in (None, [])
+    assert config["User"] == "10001:10001"
+    # The referee's environment never reaches the bot: only the image's few variables.
+    names = {item.split("=", 1)[0] for item in config["Env"]}
+    assert names <= {"PATH", "HOME", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"}
+    assert config["Labels"]["saloon"] == "1"
+    assert config["Labels"]["saloon.owner"] == sandbox.owner
+    mounts = info["Mounts"]
+    assert isinstance(mounts, list) and [m["Destination"] for m in mounts] == ["/run/saloon"]
+
+
+def test_warm_runtime_serves_the_next_match_and_the_record_replays(
+    sandbox: DockerSandbox,
+) -> None:
+    first, seat1 = honest_match(sandbox, 2)
+    assert seat1.runtime is not None
+    served = seat1.runtime.matches
+    second, seat2 = honest_match(sandbox, 2)
+    assert seat2.runtime is seat1.runtime
+    # The gRPC channel is warm too: the second match opened only a stream on it.
+    assert seat2.connection is seat1.connection is seat1.runtime.connection
+    assert seat2.runtime.matches == served + 1
+    # Module globals survive in a warm runtime (the bot counts its matches there); each
+    # match's diagnostics hold only that match's part; the bot is fresh, the record equal.
+    assert f"honest: match {served} in this runtime" in seat1.diagnostics()
+    assert f"honest: match {served + 1} in this runtime" in seat2.diagnostics()
+    assert f"honest: match {served} in" not in seat2.diagnostics()
+    assert without_timing(first.to_json()) == without_timing(second.to_json())
+    verify(second)
+
+
+def test_a_warm_runtime_that_died_idle_is_replaced_before_the_match(
+    sandbox: DockerSandbox,
+) -> None:
+    _record, seat = honest_match(sandbox, 8)
+    assert seat.runtime is not None
+    dead = seat.runtime.container_id
+    sandbox.client.api.kill(dead)  # by id: a container this test's sandbox started
+    sandbox.wait_exit(seat.runtime, 10)
+    record, again = honest_match(sandbox, 8)
+    assert record.faults == []
+    assert again.runtime is not None and again.runtime.container_id != dead
+    assert dead not in sandbox.container_ids()
+
+
+def test_two_seats_of_one_match_never_share_a_runtime(sandbox: DockerSandbox) -> None:
+    seats: list[Seat] = [sandbox.seat(HONEST, "a"), sandbox.seat(HONEST, "b")]
+    record = play_match(GAME, seats, seed=3, limits=LIMITS)
+    assert record.faults == []
+    ids = [s.runtime.container_id for s in seats if isinstance(s, DockerSeat) and s.runtime]
+    assert len(ids) == 2 and ids[0] != ids[1]
+
+
+def test_idle_runtimes_are_reaped() -> None:
+    sandbox = open_test_sandbox(idle_timeout_s=0.0)
+    try:
+        _record, seat = honest_match(sandbox, 4)
+        assert seat.runtime is not None
+        assert sandbox.reap() == 1
+        assert owned_containers(sandbox) == []
+    finally:
+        sandbox.close()
+
+
+def test_a_restarted_owner_removes_its_leftovers() -> None:
+    crashed = open_test_sandbox()
+    _record, seat = honest_match(crashed, 5)
+    assert seat.runtime is not None
+    leftover = seat.runtime.container_id
+    # The worker "crashes": its sandbox is never closed. Its successor has the same owner id.
+    successor = DockerSandbox(owner=crashed.owner)
+    try:
+        assert successor.removed_leftovers >= 1
+        assert owned_containers(successor) == []
+        assert leftover not in {c["Id"] for c in successor.client.api.containers(all=True)}
+    finally:
+        successor.close()
+        crashed.close()
+
+
+def test_a_refused_package_builds_nothing(sandbox: DockerSandbox, tmp_path: Path) -> None:
+    import tarfile
+
+    bad = tmp_path / "bad.tar.gz"
+    with tarfile.open(bad, "w:gz") as tar:
+        tar.add(Path(HONEST) / "bot.py", arcname="bot.py")
+        tar.add(Path(HONEST) / "bot.py", arcname="../escape.py")
+    before = {t for image in sandbox.client.images.list() for t in image.tags}
+    with pytest.raises(UnsafePath):
+        sandbox.seat(str(bad), "bad")
+    after = {t for image in sandbox.client.images.list() for t in image.tags}
+    assert after == before
+
+
+def test_same_package_builds_one_image(sandbox: DockerSandbox, tmp_path: Path) -> None:
+    from saloon.worker.packages import load_package
+
+    archive = tmp_path / "honest.tar.gz"
+    import tarfile
+
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(HONEST, arcname="honest")
+    folder, packed = load_package(HONEST), load_package(archive)
+    assert folder.version == packed.version
+    assert sandbox.image(folder) == sandbox.image(packed) == bot_tag(folder)
+
+
+def test_saloon_play_docker_seat(tmp_path: Path, docker_engine: None) -> None:
+    import docker
+
+    out = tmp_path / "record.json"
+    argv = [sys.executable, "-m", "saloon.referee.cli", "play", GAME]
+    argv += ["--seat", f"docker:{HONEST}", "--seat", HONEST, "--sandbox", "docker"]
+    argv += ["--seed", "6", "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    record = json.loads(out.read_text())
+    assert record["faults"] == []
+    assert [s["sandbox"]["kind"] for s in record["seats"]] == ["docker", "docker"]
+    # The command's sandbox removed its containers at exit (they carry its pid).
+    client = docker.from_env()
+    try:
+        left = client.api.containers(
+            all=True, filters={"label": ["saloon=1", f"saloon.pid={proc.pid}"]}
+        )
+    finally:
+        client.close()
+    assert left == []
+
+
+def test_saloon_play_reports_a_bad_package_in_one_line(tmp_path: Path, docker_engine: None) -> None:
+    bad = tmp_path / "nobot"
+    bad.mkdir()
+    (bad / "other.py").write_text("x = 1\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "saloon.referee.cli",
+            "play",
+            GAME,
+            "--seat",
+            f"docker:{bad}",
+            "--seat",
+            "house:random",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("saloon: error: seat docker:")
+    assert "bot.py" in result.stderr
+
+
+def test_gvisor_runtime_plays_a_match_when_registered() -> None:
+    probe = open_test_sandbox()
+    try:
+        registered = "runsc" in probe.client.info().get("Runtimes", {})
+    finally:
+        probe.close()
+    if not registered:
+        pytest.skip("SKIPPED, NEEDS runsc registered with the Docker engine (deploy/dev.sh)")
+    sandbox = open_test_sandbox(runtime="runsc")
+    try:
+        record, seat = honest_match(sandbox, 7)
+        assert record.faults == []
+        assert record.seats[0].sandbox is not None
+        assert record.seats[0].sandbox.runtime == "runsc"
+        assert seat.runtime is not None
+        host = inspect(sandbox, seat.runtime.container_id)["HostConfig"]
+        assert isinstance(host, dict) and host["Runtime"] == "runsc"
+    finally:
+        sandbox.close()
+    assert owned_containers(sandbox) == []
+
+
+CRASHING_WORKER = """
+import os, sys
+from saloon.referee.limits import SandboxLimits
+from saloon.worker.docker_sandbox import DockerSandbox
+from saloon.worker.packages import load_package
+sandbox = DockerSandbox(owner=sys.argv[2])
+package = load_package(sys.argv[1])
+runtime = sandbox.acquire(package, sandbox.image(package), SandboxLimits())
+print(runtime.container_id, flush=True)
+os._exit(0)  # dies without closing its sandbox
+"""
+
+
+def test_containers_of_a_dead_process_are_removed_by_the_next_sandbox() -> None:
+    probe = open_test_sandbox()
+    probe.close()
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASHING_WORKER, HONEST, f"{probe.owner}-dead"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    leftover = crashed.stdout.strip()
+    ids = {c["Id"] for c in probe.client.api.containers(all=True)}
+    assert leftover in ids
+    successor = open_test_sandbox()  # another owner: the dead pid is what counts
+    try:
+        assert successor.removed_leftovers >= 1
+        assert leftover not in {c["Id"] for c in successor.client.api.containers(all=True)}
+    finally:
+        successor.close()

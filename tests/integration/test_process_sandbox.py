@@ -1,0 +1,179 @@
+"""The process sandbox, with real bot processes: what a bot starts ends with its match,
+sys.exit is a crash, the referee's environment stays out, rlimits hold, and a root referee
+runs bots as an unprivileged uid.
+
+Each hostile bot stops itself at a bound when not contained (tests/integration/bots/
+sandbox_*.py) and aims only at what its test planted. Processes a bot leaves behind are
+found on the host by a token (``saloon-token-<the bot's seed>``) on their command line:
+inside a PID namespace a bot cannot know its children's host pids.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from saloon.referee.botprocess import ENV_ALLOW, Containment, containment
+from saloon.referee.bots import resolve_seat
+from saloon.referee.limits import MatchLimits, SandboxLimits
+from saloon.referee.match import derive_seed, play_match
+from saloon.referee.record import MatchRecord
+from saloon.referee.remote import ProcessSeat
+
+from .helpers import bot, check_record
+
+GAME = "seas-of-strife-v1"
+LIMITS = MatchLimits(decision_ms=3_000, bank_ms=10_000, strike_limit=3, start_ms=20_000)
+#: Generous on a loaded machine; a leftover child would hold the match for 120 s.
+PROMPT_S = 30.0
+#: Time the kernel gets to tear a PID namespace down after the match.
+REAP_S = 5.0
+ROOT = os.geteuid() == 0
+needs_pid_namespace = pytest.mark.skipif(
+    containment() is Containment.PROCESS_GROUP, reason="no PID namespace on this machine"
+)
+needs_root = pytest.mark.skipif(not ROOT, reason="the referee is not root")
+
+
+def play(
+    name: str, seed: int, limits: SandboxLimits | None = None
+) -> tuple[MatchRecord, ProcessSeat, float]:
+    """One match of the bot ``name`` against two house bots: record, seat, wall time."""
+    seat = ProcessSeat(bot(name), limits=limits or SandboxLimits())
+    others = [resolve_seat("house:greedy", GAME), resolve_seat("house:random", GAME)]
+    started = time.monotonic()
+    record = play_match(GAME, [seat, *others], seed, limits=LIMITS)
+    return record, seat, time.monotonic() - started
+
+
+def token_pids(token: str) -> list[int]:
+    """Host pids of live processes whose command line carries ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def gone(token: str) -> bool:
+    """True once no process carries ``token`` (waiting up to REAP_S)."""
+    deadline = time.monotonic() + REAP_S
+    while token_pids(token):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def fresh_seed() -> tuple[int, str]:
+    seed = random.randrange(1, 2**31)
+    return seed, f"saloon-token-{derive_seed(seed, 'seat:0')}"
+
+
+@needs_pid_namespace
+def test_setsid_child_holding_stderr_neither_delays_the_match_nor_survives_it() -> None:
+    seed, token = fresh_seed()
+    record, seat, wall_s = play("sandbox_setsid_stderr.py", seed)
+    assert f"child alive {token}" in seat.stderr  # the child existed and wrote to stderr
+    assert "child detached and alive: True" in seat.stderr
+    assert record.faults == []
+    assert wall_s < PROMPT_S
+    assert gone(token), f"the bot's child outlived the match: {token_pids(token)}"
+
+
+@needs_pid_namespace
+def test_setsid_child_with_closed_files_does_not_survive_the_match() -> None:
+    seed, token = fresh_seed()
+    record, seat, _ = play("sandbox_setsid_closed.py", seed)
+    assert re.search(r"child \d+ detached", seat.stderr)
+    assert record.faults == []
+    assert gone(token), f"the bot's child outlived the match: {token_pids(token)}"
+
+
+def test_sys_exit_in_act_is_a_crash_at_once() -> None:
+    record, seat, wall_s = play("sandbox_sys_exit.py", 3)
+    assert [(f.kind.value, f.seat) for f in record.faults] == [("CRASH", 0)]
+    assert "SystemExit" in record.faults[0].detail
+    assert "the bot wants out" in record.faults[0].detail
+    assert record.faults[0].decision >= 0 and record.played_out == [0]
+    assert "Traceback" in seat.stderr
+    assert wall_s < PROMPT_S  # not three timeouts of a silent stream
+    check_record(record)
+
+
+def test_keyboard_interrupt_at_match_start_is_a_crash() -> None:
+    record, _, _ = play("sandbox_interrupt.py", 3)
+    assert [(f.kind.value, f.decision) for f in record.faults] == [("CRASH", -1)]
+    assert "KeyboardInterrupt" in record.faults[0].detail
+
+
+def test_the_referees_environment_stays_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SALOON_TEST_TOKEN", "planted-secret-token")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://planted-secret@127.0.0.1/x")
+    record, seat, _ = play("sandbox_env.py", 5)
+    assert record.faults == []
+    assert "SAW THE PLANTED SECRET" not in seat.stderr
+    names = re.search(r"env: (.*)", seat.stderr)
+    assert names is not None
+    seen = set(names.group(1).split(","))
+    assert "SALOON_TEST_TOKEN" not in seen and "DATABASE_URL" not in seen
+    assert seen <= {*ENV_ALLOW, "HOME", "TMPDIR", "PYTHONUNBUFFERED", "MALLOC_ARENA_MAX"}
+
+
+@needs_root
+def test_a_root_referee_runs_bots_as_an_unprivileged_uid() -> None:
+    record, seat, _ = play("sandbox_env.py", 6)
+    assert record.faults == []
+    ids = re.search(r"uid: (\d+) gid: (\d+) groups: \[(.*)\]", seat.stderr)
+    assert ids is not None, seat.stderr
+    assert int(ids.group(1)) != 0 and int(ids.group(2)) != 0
+    assert int(ids.group(1)) == seat.process.uid
+    assert ids.group(3) in ("", ids.group(2))  # no supplementary groups of root's
+
+
+def test_memory_bomb_is_stopped_at_the_address_space_limit() -> None:
+    record, seat, _ = play("sandbox_memory.py", 7, SandboxLimits(memory_mb=128))
+    assert "NOT CONTAINED" not in seat.stderr
+    assert [f.kind.value for f in record.faults] == ["CRASH"]
+    assert "MemoryError" in record.faults[0].detail
+
+
+@needs_root
+def test_fork_bomb_is_bounded_by_the_process_limit() -> None:
+    record, seat, wall_s = play("sandbox_fork.py", 9, SandboxLimits(pids=48))
+    found = re.search(r"forked (\d+) refused by (.*)", seat.stderr)
+    assert found is not None, seat.stderr[-2000:]
+    assert int(found.group(1)) < 48 and "BlockingIOError" in found.group(2)
+    # The bomb hurts only its own runtime (grpc may fail to start threads): the match ends.
+    assert all(f.seat == 0 for f in record.faults)
+    assert wall_s < PROMPT_S
+    check_record(record)
+
+
+def test_file_size_limit_stops_a_growing_file() -> None:
+    record, seat, _ = play("sandbox_file_size.py", 8, SandboxLimits(tmpfs_mb=4))
+    found = re.search(r"wrote (\d+) MiB refused by (.*)", seat.stderr)
+    assert found is not None, seat.stderr
+    assert int(found.group(1)) <= 4 and "File too large" in found.group(2)
+    assert record.faults == []
+
+
+@needs_pid_namespace
+def test_a_runtime_that_leaves_its_process_group_still_ends_with_the_match() -> None:
+    seed, token = fresh_seed()
+    record, seat, wall_s = play("sandbox_setsid_self.py", seed)
+    assert record.faults == [] and wall_s < PROMPT_S
+    assert gone(token), f"the bot's child outlived the match: {token_pids(token)}"
+    assert gone(str(seat.process.socket_path)), "the bot runtime outlived the match"

@@ -1,0 +1,36 @@
+"""The SDK reference pages (docs/reference/) are made from the code and are current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from saloon.referee.games import game_ids
+from saloon.sdk.reference import main, pages, undocumented
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "docs" / "reference"
+
+
+def test_every_field_of_every_typed_value_has_a_meaning() -> None:
+    assert undocumented() == []
+
+
+def test_checked_in_pages_are_current() -> None:
+    stale = [n for n, text in pages().items() if (REFERENCE / n).read_text() != text]
+    assert stale == [], "run: .venv/bin/python -m saloon.sdk.reference"
+
+
+def test_every_game_has_a_page_listing_its_observation_fields() -> None:
+    made = pages()
+    for game_id in game_ids():
+        page = made[f"{game_id}.md"]
+        assert "### `Observation`" in page and "| `hand` |" in page
+        assert "| `num_seats` | `int` |" in page
+    assert "| `seed` | `int` | A seed for the bot's own randomness, DERIVED" in made["sdk.md"]
+
+
+def test_check_mode_reports_a_stale_page(tmp_path: Path) -> None:
+    assert main(["--out", str(tmp_path)]) == 0
+    assert main(["--out", str(tmp_path), "--check"]) == 0
+    (tmp_path / "seizure-v1.md").write_text("old\n")
+    assert main(["--out", str(tmp_path), "--check"]) == 1
