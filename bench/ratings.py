@@ -94,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
-    from rich.console import Console
     from rich.table import Table
+
+    from saloon.ratings.terminal import print_rich
 
     table = Table(title=f"ratings: rebuild a leaderboard from {args.results:,} results "
                   f"(median of {args.runs})", title_justify="left")  # fmt: skip
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(str(seats), f"{rw:.2f}", f"{rc:.2f}", f"{bw:.2f}", f"{bc:.2f}",
                       f"{rc / n * 1e6:.1f}", f"{bc / n * 1e6:.1f}", f"{bc / rc:.2f}",
                       verdict)  # fmt: skip
-    Console().print(table)
+    print_rich(sys.stdout, table)
     return 0
 
 
