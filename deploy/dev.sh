@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Saloon developer entry point; sets itself up on a fresh Debian machine.
-#   bash deploy/dev.sh demo   set up, then play a seeded match of house bots
+#   bash deploy/dev.sh demo   set up, then play a short house-bot season of every game
 #   bash deploy/dev.sh test   set up, then lint, type-check and run the whole test suite
 #   bash deploy/dev.sh setup  only create .venv and install the project (editable, with dev tools)
 set -euo pipefail
@@ -131,8 +131,8 @@ ensure_base_image() {
 
 demo() {
   setup
-  .venv/bin/saloon play seas-of-strife-v1 \
-    --seat house:greedy --seat house:random --seat house:random --seat house:greedy --seed 7
+  # In-process queue, SQLite in a temporary folder: no Redis or Docker needed.
+  .venv/bin/saloon demo "$@"
 }
 
 run_tests() {

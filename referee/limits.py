@@ -41,6 +41,29 @@ class MatchLimits:
 DEFAULT_LIMITS = MatchLimits()
 
 
+# -- the whole-match wall-clock cap ---------------------------------------------------------
+#: Decisions counted into the wall-clock cap: a bound on how many full per-decision deadlines
+#: a match may spend (a 4-player Seas of Strife match asks ~240 decisions, Seizure ~100-400).
+WALL_CAP_DECISIONS = 600
+#: The cap never goes below this, however short the clocks (start-up, engine, scheduling).
+WALL_CAP_FLOOR_MS = 10_000
+#: ... nor above this: a match that runs an hour is stuck, not slow.
+WALL_CAP_CEILING_MS = 3_600_000
+
+
+def wall_cap_ms(limits: MatchLimits, num_seats: int, max_length: int) -> int:
+    """The wall-clock cap of a whole match, derived from its clocks (docs/match-record.md).
+
+    ``seats x (start_ms + bank_ms) + min(max_length, WALL_CAP_DECISIONS) x decision_ms``,
+    clamped to ``[WALL_CAP_FLOOR_MS, WALL_CAP_CEILING_MS]``: every seat may use its whole
+    start-up time and its whole bank, and the match may spend a full deadline on each of
+    its (bounded) decisions. Slow-but-legal bots finish under it; a stuck match does not.
+    """
+    decisions = min(max_length, WALL_CAP_DECISIONS)
+    raw = num_seats * (limits.start_ms + limits.bank_ms) + decisions * limits.decision_ms
+    return max(WALL_CAP_FLOOR_MS, min(WALL_CAP_CEILING_MS, raw))
+
+
 # -- sandbox limits: what a bot runtime may use (Docker container or local process) ------
 #: Memory a bot runtime may use, swap included (the container's memory = memory-swap;
 #: RLIMIT_AS headroom for a process, see the process sandbox).

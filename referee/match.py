@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 
 from saloon.referee.faults import Fault, FaultKind, SeatFault
 from saloon.referee.games import CHANCE, TERMINAL, GameSpec, State, get_game
-from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits
-from saloon.referee.record import LogEntry, MatchRecord, SeatInfo
+from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits, wall_cap_ms
+from saloon.referee.record import AbortReason, LogEntry, MatchRecord, Outcome, SeatInfo
 from saloon.referee.seats import DecisionRequest, EndInfo, InProcessSeat, Seat, StartInfo
 from saloon.sdk.house.random_bot import RandomBot
 
@@ -63,6 +63,14 @@ def final_ranks(engine_ranks: Sequence[int], played_out: Sequence[int]) -> list[
     return ranks
 
 
+class _Aborted(Exception):
+    """Raised inside the loop when the match must stop before the game ends."""
+
+    def __init__(self, reason: AbortReason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
 class _SeatClock:
     """One seat's time bank and strikes."""
 
@@ -85,7 +93,9 @@ class Match:
         options: Mapping[str, str | int] | None = None,
         limits: MatchLimits = DEFAULT_LIMITS,
         match_id: str | None = None,
+        wall_ms: int | None = None,
     ) -> None:
+        """``wall_ms`` caps the whole match (default: saloon.referee.limits.wall_cap_ms)."""
         self.game = game
         self.seats = list(seats)
         self.state: State = game.new_game(len(self.seats), options)
@@ -93,6 +103,9 @@ class Match:
         self.seed = seed
         self.limits = limits
         self.match_id = match_id or f"local-{game.id}-{seed}"
+        if wall_ms is None:
+            wall_ms = wall_cap_ms(limits, len(self.seats), game.max_length)
+        self.wall_ms = wall_ms
         self.record = MatchRecord(
             match_id=self.match_id,
             game=game.id,
@@ -107,18 +120,23 @@ class Match:
         self._clocks = [_SeatClock(limits.bank_ms) for _ in self.seats]
         self._fallback: dict[int, Seat] = {}
         self._timings: list[list[int]] = []
+        self._deadline = 0.0  # perf_counter() time at which the match is aborted
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> MatchRecord:
         """Play the match to its end; never raises for anything a bot does."""
         started = time.perf_counter()
+        self._deadline = started + self.wall_ms / 1000
         try:
             for seat in self.seats:
                 seat.launch()
             for seat_index, seat in enumerate(self.seats):
                 self._start(seat_index, seat)
-            self._play()
-            record = self._finish()
+            try:
+                self._play()
+                record = self._finish()
+            except _Aborted as abort:
+                record = self._abort(abort)
         finally:
             for seat in [*self.seats, *self._fallback.values()]:
                 seat.close()
@@ -155,7 +173,9 @@ class Match:
             if player == TERMINAL:
                 return
             if len(log_entries) >= limit:
-                raise RuntimeError(f"{self.game.id} exceeded its max_length {limit}")
+                raise _Aborted(AbortReason.MAX_LENGTH, f"the log reached max_length {limit}")
+            if time.perf_counter() > self._deadline:
+                raise _Aborted(AbortReason.WALL_CLOCK, f"ran past its {self.wall_ms} ms cap")
             kind = state.decision_kind()
             if player == CHANCE:
                 outcome = state.sample_chance(self._chance_rng)
@@ -263,6 +283,15 @@ class Match:
         self._fallback[player] = fallback
 
     # -- the end ----------------------------------------------------------------------
+    def _abort(self, abort: _Aborted) -> MatchRecord:
+        """The record of a match stopped before the game ended: no scores, no ranks."""
+        log.warning("%s: aborted (%s): %s", self.match_id, abort.reason.value, abort)
+        record = self.record
+        record.played_out.sort()
+        record.outcome = Outcome.ABORTED
+        record.abort_reason = abort.reason
+        return record
+
     def _finish(self) -> MatchRecord:
         record = self.record
         record.played_out.sort()
@@ -281,9 +310,10 @@ def play_match(
     options: Mapping[str, str | int] | None = None,
     limits: MatchLimits = DEFAULT_LIMITS,
     match_id: str | None = None,
+    wall_ms: int | None = None,
 ) -> MatchRecord:
     """Play one match of ``game_id`` between ``seats`` and return its record."""
-    return Match(get_game(game_id), seats, seed, options, limits, match_id).run()
+    return Match(get_game(game_id), seats, seed, options, limits, match_id, wall_ms).run()
 
 
 def play_local(

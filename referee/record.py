@@ -7,8 +7,10 @@ holds measured wall times and which tools may drop (:func:`without_timing`).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,23 @@ FORMAT = "saloon.match/1"
 TIMING_KEY = "timing"
 
 
+class Outcome(StrEnum):
+    """How a match ended: played to its end, or stopped by the referee (ratings skip it)."""
+
+    COMPLETED = "completed"
+    ABORTED = "aborted"
+
+
+class AbortReason(StrEnum):
+    """Why the referee stopped a match before the game ended."""
+
+    #: The log reached the game's ``max_length`` (an engine that does not terminate).
+    MAX_LENGTH = "max_length"
+    #: The whole match ran past its wall-clock cap (saloon.referee.limits.wall_cap_ms).
+    WALL_CLOCK = "wall_clock"
+
+
+@functools.cache  # a metadata lookup costs ~1.5 ms; a season worker asks 4x per match
 def saloon_version() -> str:
     """The installed saloon version (recorded with every match)."""
     try:
@@ -138,6 +157,9 @@ class MatchRecord:
     played_out: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     ranks: list[int] = field(default_factory=list)
+    #: COMPLETED, or ABORTED (no scores or ranks then) with ``abort_reason`` saying why.
+    outcome: Outcome = Outcome.COMPLETED
+    abort_reason: AbortReason | None = None
     saloon_version: str = field(default_factory=saloon_version)
     #: Measured wall times; the only part that differs between runs of the same match.
     timing: dict[str, Any] = field(default_factory=dict)
@@ -161,7 +183,10 @@ class MatchRecord:
             "played_out": list(self.played_out),
             "scores": list(self.scores),
             "ranks": list(self.ranks),
+            "outcome": self.outcome.value,
         }
+        if self.abort_reason is not None:
+            out["abort_reason"] = self.abort_reason.value
         if timing:
             out[TIMING_KEY] = self.timing
         return out
@@ -216,6 +241,11 @@ class MatchRecord:
                 played_out=[int(s) for s in raw.get("played_out", [])],
                 scores=[float(x) for x in raw.get("scores", [])],
                 ranks=[int(x) for x in raw.get("ranks", [])],
+                # Records written before outcomes existed were all played to the end.
+                outcome=Outcome(raw.get("outcome", Outcome.COMPLETED.value)),
+                abort_reason=(
+                    AbortReason(raw["abort_reason"]) if raw.get("abort_reason") else None
+                ),
                 saloon_version=str(raw.get("saloon_version", "")),
                 timing=dict(raw.get(TIMING_KEY, {})),
             )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from saloon.referee.errors import RecordError, RefereeError
 from saloon.referee.games import CHANCE, TERMINAL, State, get_game
 from saloon.referee.match import final_ranks
-from saloon.referee.record import LogEntry, MatchRecord
+from saloon.referee.record import LogEntry, MatchRecord, Outcome
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,11 @@ def replay(record: MatchRecord, on_step: Callable[[Step], None] | None = None) -
 def verify(record: MatchRecord) -> State:
     """Replay ``record`` and check it ends where the record says; RecordError otherwise."""
     state = replay(record)
+    if record.outcome is Outcome.ABORTED:
+        # The referee stopped it: the log replays, and there is no result to check.
+        if record.scores or record.ranks:
+            raise RecordError("an aborted match records no scores or ranks")
+        return state
     if not state.is_terminal():
         raise RecordError(f"the log stops before the game is over ({len(record.log)} entries)")
     scores = state.scores()

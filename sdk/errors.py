@@ -17,3 +17,8 @@ class UnknownHouseBot(SdkError):
 
 class BotLoadError(SdkError):
     """A bot file or folder that cannot be loaded as a bot."""
+
+
+class SearchError(SdkError):
+    """A search that cannot run: the game builds no state from an observation, or the
+    determinized state disagrees with the decision."""

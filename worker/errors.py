@@ -97,3 +97,19 @@ class BaseImageMissing(SandboxError):
 
 class ImageBuildError(SandboxError):
     """Building a bot's image failed."""
+
+
+class SeasonError(WorkerError):
+    """A season that cannot be created, started or run as asked."""
+
+
+class SeasonSpecError(SeasonError):
+    """A season or match spec that is malformed or asks for something impossible."""
+
+
+class BotRefError(SeasonError):
+    """A seat's bot reference that names no bot this worker can run."""
+
+
+class QueueUnavailable(SeasonError):
+    """No Redis answers at the queue URL (use --local to play on this machine)."""

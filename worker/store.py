@@ -456,6 +456,36 @@ class Store:
                 ).rowcount
         return changed
 
+    def claim_match(self, match_id: str, worker: str = "") -> MatchStatus | None:
+        """Mark a scheduled match RUNNING (an attempt) unless it is DONE or CANCELLED, in one
+        round trip; its status afterwards (RUNNING when claimed), None if not scheduled.
+
+        The seasons' jobs call it before every match. The status is advisory (the result
+        is what counts), so on PostgreSQL this commit does not wait for the WAL flush.
+        """
+        matches = t.scheduled_matches
+        left_alone = (MatchStatus.DONE.value, MatchStatus.CANCELLED.value)
+        with self._write("claim match") as conn:
+            if self._postgres:
+                conn.execute(sa.text("SET LOCAL synchronous_commit TO OFF"))
+            claimed = conn.execute(
+                matches.update()
+                .where(matches.c.match_id == match_id)
+                .where(matches.c.status.not_in(left_alone))
+                .values(
+                    status=MatchStatus.RUNNING.value,
+                    detail=worker,
+                    attempts=matches.c.attempts + 1,
+                    updated_at=_now(),
+                )
+                .returning(matches.c.status)
+            ).scalar_one_or_none()
+            if claimed is None:
+                claimed = conn.execute(
+                    sa.select(matches.c.status).where(matches.c.match_id == match_id)
+                ).scalar_one_or_none()
+        return None if claimed is None else MatchStatus(claimed)
+
     def progress(self, season_id: str) -> Progress:
         """How many of the season's matches are in each status."""
         with self._read("progress") as conn:

@@ -116,6 +116,14 @@ class GameSpec:
     options: tuple[OptionSpec, ...] = ()
     #: One line for `saloon games`.
     summary: str = ""
+    #: ``from_observation(observation, rng) -> State``: a state the observing seat cannot
+    #: tell apart from the true one, built from that seat's observation alone (taken when
+    #: the seat is to decide), every hidden card dealt at random among the places it could
+    #: be. What bots that search start from (``saloon.sdk.search``); None when the game
+    #: offers none.
+    from_observation: Callable[[dict[str, Json], random.Random], State] | None = field(
+        default=None, repr=False
+    )
 
     def parse_options(self, raw: Mapping[str, str | int] | None = None) -> Options:
         """Validate raw options and fill in defaults; unknown names are an error."""

@@ -54,6 +54,7 @@ __all__ = [
     "GiveTo",
     "KnownCard",
     "LastRound",
+    "NothingPlayable",
     "Observation",
     "Pass",
     "PlayCard",
@@ -123,6 +124,17 @@ class KnownCard:
     seat: int
     #: The card.
     card: Card
+
+
+@dataclass(frozen=True)
+class NothingPlayable:
+    """What a seat's draw told everyone: it drew (or passed) holding no card playable on
+    ``reference`` at ``value`` (Seizure cards included); counting the cards that entered
+    and left its hand since, it now holds at most ``at_most`` such cards."""
+
+    reference: Card
+    value: int
+    at_most: int
 
 
 @dataclass(frozen=True)
@@ -222,6 +234,10 @@ class Observation:
     events: tuple[Event, ...]
     #: The previous round's end, every hand revealed (None in round 1).
     last_round: LastRound | None
+    #: The cards of this round's last reshuffle: the draw pile holds only these since.
+    reshuffled: tuple[Card, ...] = ()
+    #: Per seat, what its draws this round told everyone (see NothingPlayable).
+    nothing_playable: tuple[tuple[NothingPlayable, ...], ...] = ()
 
     @property
     def top(self) -> Card | None:
@@ -383,6 +399,14 @@ def decode_observation(raw: dict[str, Any]) -> Observation:
             reason=str(last["reason"]),
             points=tuple(int(x) for x in last["points"]),
             hands=tuple(tuple(decode_card(c) for c in h) for h in last["hands"]),
+        ),
+        reshuffled=tuple(decode_card(c) for c in raw.get("reshuffled", ())),
+        nothing_playable=tuple(
+            tuple(
+                NothingPlayable(decode_card(x["reference"]), int(x["value"]), int(x["at_most"]))
+                for x in limits
+            )
+            for limits in raw.get("nothing_playable", ())
         ),
     )
 

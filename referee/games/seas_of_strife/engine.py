@@ -320,8 +320,8 @@ class SeasOfStrifeState(State):
             hands = _deal_respecting_voids(pool, seats, room, voids, rng)
             if hands is not None:
                 break
-        else:  # vanishingly rare: keep the true deal, which satisfies every constraint
-            hands = {s: [c for c in self.hands[s] if c != pinned] for s in seats}
+        else:  # vanishingly rare: a deal by matching always exists (the true one does)
+            hands = _deal_by_matching(pool, seats, room, voids, rng)
         for s in seats:
             keep = [pinned] if pinned in self.hands[s] else []
             other.hands[s] = sorted(keep + hands[s])
@@ -393,6 +393,12 @@ def _deal_respecting_voids(
     hands: dict[int, list[int]] = {s: [] for s in seats}
     cards = list(pool)
     rng.shuffle(cards)
+    if not any(voids[s] for s in seats):  # no void shown yet: any deal will do
+        start = 0
+        for s in seats:
+            hands[s] = cards[start : start + room[s]]
+            start += room[s]
+        return hands
     eligible = {c: [s for s in seats if not voids[s] & BIT_OF[c]] for c in cards}
     cards.sort(key=lambda c: len(eligible[c]))
     for card in cards:
@@ -407,6 +413,89 @@ def _deal_respecting_voids(
                 break
         hands[s].append(card)
         left[s] -= 1
+    return hands
+
+
+def from_observation(obs: dict[str, Json], rng: random.Random) -> SeasOfStrifeState:
+    """A state the observing seat cannot tell apart from the true one, from its observation
+    alone (the seat is to decide): the other hands are dealt at random from the cards not
+    yet seen, keeping their sizes, the forced opening card with its holder and every void."""
+    n = int(obs["num_players"])
+    seat = int(obs["seat"])
+    state = SeasOfStrifeState(n)
+    state.points = [int(p) for p in obs["points"]]
+    state.taken = [int(t) for t in obs["tricks_taken"]]
+    state.hand_number = int(obs["hand_number"])
+    state.leader = int(obs["leader"])
+    state.completed = [
+        (int(t["leader"]), tuple(int(c) for c in t["cards"]), int(t["winner"]))
+        for t in obs["completed_tricks"]
+    ]
+    state.trick_seats = [int(p["seat"]) for p in obs["trick"]]
+    state.trick_cards = [int(p["card"]) for p in obs["trick"]]
+    for card in state.trick_cards:
+        state._colour_mask |= BIT_OF[card]
+    to_play = int(obs["to_play"])
+    if obs["decision"] == CHOOSE_LEADER:
+        state._phase = _PHASE_CHOOSE
+        state._choose_seat = to_play
+        state._to_play = to_play
+    else:
+        state._phase = _PHASE_PLAY
+        state._to_play = to_play
+    opening = 11 if n == 3 else 0
+    if state._phase == _PHASE_PLAY and not state.completed and not state.trick_cards:
+        state.opening_card = opening  # the hand's first lead is forced
+    sizes = [int(k) for k in obs["hand_sizes"]]
+    mine = [int(c) for c in obs["hand"]]
+    seen = set(mine) | set(state.trick_cards)
+    seen.update(c for _leader, cards, _winner in state.completed for c in cards)
+    unseen = [c for c in deck_for(n) if c not in seen]
+    # Any placement with the right sizes will do: resample_hidden redeals it properly.
+    state.hands = [[] for _ in range(n)]
+    state.hands[seat] = sorted(mine)
+    if state.opening_card >= 0 and opening in unseen:
+        unseen.remove(opening)
+        state.hands[state.leader].append(opening)
+    it = iter(unseen)
+    for s in range(n):
+        if s != seat:
+            state.hands[s].extend(next(it) for _ in range(sizes[s] - len(state.hands[s])))
+    return state.resample_hidden(seat, rng)
+
+
+def _deal_by_matching(
+    pool: list[int],
+    seats: list[int],
+    room: dict[int, int],
+    voids: list[int],
+    rng: random.Random,
+) -> dict[int, list[int]]:
+    """A deal of ``pool`` respecting voids found by augmenting paths (cards to seat slots),
+    from a random order; used when random attempts keep failing. IllegalActionError when
+    no deal exists (the constraints contradict each other: not a reachable position)."""
+    slots = [s for s in seats for _ in range(room[s])]
+    owner: list[int] = [-1] * len(slots)  # slot -> index into cards
+    cards = list(pool)
+    rng.shuffle(cards)
+    rng.shuffle(slots)
+
+    def place(i: int, visited: set[int]) -> bool:
+        for j, s in enumerate(slots):
+            if j in visited or voids[s] & BIT_OF[cards[i]]:
+                continue
+            visited.add(j)
+            if owner[j] < 0 or place(owner[j], visited):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(len(cards)):
+        if not place(i, set()):
+            raise IllegalActionError("no deal of the unseen cards respects every void")
+    hands: dict[int, list[int]] = {s: [] for s in seats}
+    for j, i in enumerate(owner):
+        hands[slots[j]].append(cards[i])
     return hands
 
 
@@ -425,5 +514,6 @@ GAME = GameSpec(
     max_length=1000,
     factory=_new_game,
     summary="trick avoidance: take as few tricks as possible; majority colour wins a trick",
+    from_observation=from_observation,
 )
 SeasOfStrifeState.spec = GAME

@@ -125,6 +125,7 @@ class SeizureState(State):
         "_gift",
         "_gives_left",
         "_know",
+        "_limits",
         "_phase",
         "_player",
         "_turn_kind",
@@ -140,6 +141,7 @@ class SeizureState(State):
         "pile",
         "ref",
         "reset",
+        "reshuffled",
         "round",
         "stale",
         "streak",
@@ -181,6 +183,14 @@ class SeizureState(State):
         self.last_round: tuple[int, str, list[int], list[list[int]]] | None = None
         self.end_reason = ""
         self._know = [0] * NUM_CARDS
+        #: The cards of this round's last reshuffle (public): the draw pile holds only
+        #: these since (a reshuffle happens only when the draw pile is empty).
+        self.reshuffled: list[int] = []
+        #: Per seat, what its draws told everyone: (reference card, reference value, b) =
+        #: "it drew (or passed) holding no card playable on that reference at that value
+        #: (Seizure cards included); counting what entered and left its hand since, it
+        #: holds at most b such cards". Tuples, shared between clones.
+        self._limits: list[tuple[tuple[int, int, int], ...]] = [() for _ in range(n)]
         self._phase = _P_DEALER
         self._player = CHANCE
         self._gives_left = 0
@@ -301,6 +311,8 @@ class SeizureState(State):
 
     def _play(self, card: int) -> None:
         seat = self.to_play
+        if self._limits[seat]:
+            self._limits[seat] = _after_leaving(self._limits[seat], card, len(self.hands[seat]) - 1)
         self.hands[seat].remove(card)
         self._active[seat] -= 1
         self.pile.append(card)
@@ -355,6 +367,10 @@ class SeizureState(State):
                     know[c] |= seen
         self.hands = new_hands
         self._active = new_active
+        limits: list[tuple[tuple[int, int, int], ...]] = [() for _ in hands]
+        for s, d in enumerate(dest):
+            limits[d] = self._limits[s]
+        self._limits = limits
         if 0 in new_active:  # cannot happen (hands only move), kept as the rule says
             self._end_round("out")
             return False
@@ -375,6 +391,14 @@ class SeizureState(State):
         hands = self.hands
         hands[giver].remove(card)
         hands[recipient].append(card)
+        # Public view: the giver lost a card nobody else saw (its limits stand), the
+        # recipient gained one that may be of any kind.
+        if self._limits[giver]:
+            self._limits[giver] = _pruned(self._limits[giver], len(hands[giver]))
+        if self._limits[recipient]:
+            self._limits[recipient] = _after_entering(
+                self._limits[recipient], len(hands[recipient])
+            )
         active = ACTIVE[card]
         self._active[giver] -= active
         self._active[recipient] += active
@@ -396,6 +420,9 @@ class SeizureState(State):
 
     def _draw(self) -> None:
         seat = self.to_play
+        # Drawing (or passing) tells everyone the hand held nothing playable right now.
+        limit = (self.ref, self._reference_value(), 0)
+        self._limits[seat] = (*self._limits[seat], limit)
         self.turns += 1
         at_reset = self.reset
         if self.draw:
@@ -413,6 +440,9 @@ class SeizureState(State):
     def _take_top(self, seat: int) -> None:
         card = self.draw.pop()
         self.hands[seat].append(card)
+        if self._limits[seat]:
+            public = card if self._know[card] == self._all else -1
+            self._limits[seat] = _after_entering(self._limits[seat], len(self.hands[seat]), public)
         self._active[seat] += ACTIVE[card]
         # A card flipped to the bottom at the opening is public: its taker is known.
         vis = self._know[card] | (1 << seat)
@@ -553,6 +583,7 @@ class SeizureState(State):
             top, ref = self.pile[-1], self.ref
             self.pile = [ref] if top == ref else [ref, top]
             self.draw = list(reversed(values))
+            self.reshuffled = sorted(values)
             for c in values:
                 self._know[c] = 0
             self.events.append((_E_RESHUFFLE, len(values), 0, -1, self._all))
@@ -570,6 +601,8 @@ class SeizureState(State):
         know = self._know = [0] * NUM_CARDS
         everyone = self._all
         self.events = [(_E_DEAL, self.dealer, size, -1, everyone)]
+        self.reshuffled = []
+        self._limits = [() for _ in range(n)]
         card = draw.pop()
         while KIND[card] != K_NUMBER:
             draw.insert(0, card)
@@ -657,70 +690,68 @@ class SeizureState(State):
             if giving and player == seat and self._gift >= 0
             else None,
             "known": known,
+            "reshuffled": [card_json(c) for c in self.reshuffled],
+            "nothing_playable": [
+                [
+                    {"reference": card_json(r), "value": v, "at_most": b}
+                    for r, v, b in self._limits[t]
+                ]
+                for t in range(self.num_players)
+            ],
             "events": events,
             "last_round": last,
         }
 
     def resample_hidden(self, seat: int, rng: random.Random) -> SeizureState:
-        """Redeal every card ``seat`` cannot place (other hands and the draw pile, sizes and
-        known cards kept) at random among the places it could be. During a round every hand
-        keeps a number or Seizure card (else the round would be over), and a gift chosen by
-        another seat is re-picked from the giver's redealt hand.
-
-        Not modelled (the redeal is wider than the seat's true information set): that the
-        cards of a reshuffle went into the draw pile as a known set, and that a seat which
-        drew held nothing playable at the time."""
+        """Redeal every card ``seat`` cannot place at random among the places it could be,
+        keeping exactly what the seat knows: hand and pile sizes, the cards it knows the
+        place of, that the draw pile holds only cards of the round's last reshuffle, what
+        every draw told (``nothing_playable``), and, during a round, that every hand holds
+        a number or Seizure card. A gift chosen by another seat is re-picked from the
+        giver's redealt hand. Every placement consistent with that knowledge can come
+        out; none other does (when random attempts keep failing, the true placement is
+        kept: it is consistent)."""
         other = self.clone()
-        bit = 1 << seat
-        know = other._know
-        pool = [
-            c for t, hand in enumerate(self.hands) if t != seat for c in hand if not know[c] & bit
-        ]
-        pool.extend(c for c in self.draw if not know[c] & bit)
-        rng.shuffle(pool)
-        for c in pool:
-            know[c] = 0
-        it = iter(pool)
-        for t, hand in enumerate(other.hands):
-            if t != seat:
-                other.hands[t] = [c if self._know[c] & bit else next(it) for c in hand]
-        other.draw = [c if self._know[c] & bit else next(it) for c in other.draw]
-        if self._phase in _IN_ROUND:
-            # The seat knows the round is still on: every hand holds a number or Seizure card.
-            other._keep_everyone_in(seat, self._know, rng)
-        other._active = [sum(ACTIVE[c] for c in h) for h in other.hands]
-        if other._phase == _P_GIVE_TO and other._player != seat:
-            # Only the giver knows the chosen gift, even when it is a card others know of.
-            hand = other.hands[other._player]
-            other._gift = hand[rng.randrange(len(hand))]
-        other._legal = None
+        other._redeal(seat, rng, ATTEMPTS)
         return other
 
-    def _keep_everyone_in(self, seat: int, known: list[int], rng: random.Random) -> None:
-        """After a redeal for ``seat``: give every other hand left without a number or
-        Seizure card one, swapped in for one of its redealt cards from a place that can
-        spare it (the draw pile, or a redealt card of a hand that keeps another one). The
-        true position satisfies the constraint, so a donor always exists."""
+    def _redeal(self, seat: int, rng: random.Random, attempts: int) -> bool:
+        """Redeal ``seat``'s unknown cards in place; False (nothing changed) when every
+        attempt failed. Draw pile first (only reshuffled cards may be there), then the
+        hands with limits, most limited first, each card drawn uniformly among those that
+        keep every limit; the rest fills the other hands; a result leaving a hand in a
+        round without a number or Seizure card is rejected."""
         bit = 1 << seat
-        hands = self.hands
-        for t, hand in enumerate(hands):
-            if t == seat or any(ACTIVE[c] for c in hand):
+        know = self._know
+        n = self.num_players
+        hidden = [c for t in range(n) if t != seat for c in self.hands[t] if not know[c] & bit]
+        hidden += [c for c in self.draw if not know[c] & bit]
+        draw_slots = sum(1 for c in self.draw if not know[c] & bit)
+        only_reshuffled = frozenset(self.reshuffled) if self.reshuffled else None
+        others = [t for t in range(n) if t != seat]
+        others.sort(key=lambda t: -len(self._limits[t]))
+        in_round = self._phase in _IN_ROUND
+        for _attempt in range(attempts):
+            dealt = _try_deal(self, seat, hidden, draw_slots, only_reshuffled, others, rng)
+            if dealt is None:
                 continue
-            slots = [i for i, c in enumerate(hand) if not known[c] & bit]
-            donors: list[tuple[list[int], int]] = [
-                (self.draw, i) for i, c in enumerate(self.draw) if ACTIVE[c] and not known[c] & bit
-            ]
-            for u, other in enumerate(hands):
-                if u in (t, seat) or sum(ACTIVE[c] for c in other) < 2:
-                    continue
-                donors.extend(
-                    (other, i) for i, c in enumerate(other) if ACTIVE[c] and not known[c] & bit
-                )
-            if not slots or not donors:  # not reachable from a real position
+            hands, draw_cards = dealt
+            if in_round and any(not any(ACTIVE[c] for c in hands[t]) for t in others):
                 continue
-            zone, j = donors[rng.randrange(len(donors))]
-            i = slots[rng.randrange(len(slots))]
-            hand[i], zone[j] = zone[j], hand[i]
+            for c in hidden:
+                know[c] &= ~bit
+            for t in others:
+                self.hands[t] = hands[t]
+            it = iter(draw_cards)
+            self.draw = [c if know[c] & bit else next(it) for c in self.draw]
+            self._active = [sum(ACTIVE[c] for c in h) for h in self.hands]
+            if self._phase == _P_GIVE_TO and self._player != seat:
+                # Only the giver knows the chosen gift, even a card others know of.
+                hand = self.hands[self._player]
+                self._gift = hand[rng.randrange(len(hand))]
+            self._legal = None
+            return True
+        return False
 
     def cards(self) -> dict[str, list[int]]:
         zones = {f"hand{s}": list(h) for s, h in enumerate(self.hands)}
@@ -763,6 +794,8 @@ class SeizureState(State):
         other.last_round = self.last_round
         other.end_reason = self.end_reason
         other._know = list(self._know)
+        other.reshuffled = self.reshuffled  # replaced, never changed in place
+        other._limits = list(self._limits)
         other._phase = self._phase
         other._player = self._player
         other._gives_left = self._gives_left
@@ -793,6 +826,117 @@ class SeizureState(State):
         return "\n".join(lines)
 
 
+#: How many random redeals ``resample_hidden`` tries before it keeps the true placement.
+ATTEMPTS = 50
+#: NO_PLAY[pair * 10 + value]: bit mask of the cards a seat that draws must not hold with a
+#: reference of that pair at that value: the playable number cards and the Seizure cards.
+NO_PLAY: list[int] = [
+    sum(1 << c for c in range(NUM_CARDS) if row[c] or IS_SEIZURE[c]) for row in PLAYABLE
+]
+
+Limits = tuple[tuple[int, int, int], ...]
+
+
+def _no_play(ref: int, value: int) -> int:
+    return NO_PLAY[PAIR[ref] * 10 + value]
+
+
+def _after_leaving(limits: Limits, card: int, size: int) -> Limits:
+    """A hand's limits once ``card`` (seen by everyone) left it, ``size`` cards remaining."""
+    out = []
+    for r, v, b in limits:
+        b -= (_no_play(r, v) >> card) & 1
+        if b < size:
+            out.append((r, v, b))
+    return tuple(out)
+
+
+def _after_entering(limits: Limits, size: int, card: int = -1) -> Limits:
+    """A hand's limits once a card entered it (``card`` when everyone knows which, else -1:
+    it may be of any kind), ``size`` cards now."""
+    out = []
+    for r, v, b in limits:
+        b += 1 if card < 0 else (_no_play(r, v) >> card) & 1
+        if b < size:
+            out.append((r, v, b))
+    return tuple(out)
+
+
+def _pruned(limits: Limits, size: int) -> Limits:
+    """Drop the limits a hand of ``size`` cards meets whatever it holds."""
+    return tuple(x for x in limits if x[2] < size)
+
+
+def _try_deal(
+    state: SeizureState,
+    seat: int,
+    hidden: list[int],
+    draw_slots: int,
+    only_reshuffled: frozenset[int] | None,
+    others: list[int],
+    rng: random.Random,
+) -> tuple[dict[int, list[int]], list[int]] | None:
+    """One random placement of ``hidden`` for ``seat`` (see SeizureState._redeal); None when
+    it painted itself into a corner."""
+    bit = 1 << seat
+    know = state._know
+    pool = list(hidden)
+    rng.shuffle(pool)
+    # Most constrained first: a reshuffled draw pile, then hands with limits (before an
+    # unconstrained draw pile takes the cards they need), then the rest. Each card is
+    # drawn among those that keep every constraint, so every consistent placement can
+    # come out whatever the order.
+    draw_cards: list[int] | None = None
+    if only_reshuffled is not None:
+        candidates = [c for c in pool if c in only_reshuffled]
+        if len(candidates) < draw_slots:
+            return None
+        draw_cards = candidates[:draw_slots]
+        taken = set(draw_cards)
+        pool = [c for c in pool if c not in taken]
+    hands: dict[int, list[int]] = {}
+    free: list[tuple[int, list[int], int]] = []
+    for t in others:
+        hand = state.hands[t]
+        kept = [c for c in hand if know[c] & bit]
+        need = len(hand) - len(kept)
+        limits = state._limits[t]
+        if not limits:
+            free.append((t, kept, need))
+            continue
+        masks = [_no_play(r, v) for r, v, _b in limits]
+        room = [
+            b - sum((m >> c) & 1 for c in kept)
+            for m, (_r, _v, b) in zip(masks, limits, strict=True)
+        ]
+        if min(room) < 0:
+            return None
+        chosen: list[int] = []
+        rest: list[int] = []
+        for c in pool:
+            if len(chosen) == need:
+                rest.append(c)
+                continue
+            hits = [i for i, m in enumerate(masks) if (m >> c) & 1]
+            if any(room[i] == 0 for i in hits):
+                rest.append(c)
+                continue
+            for i in hits:
+                room[i] -= 1
+            chosen.append(c)
+        if len(chosen) < need:
+            return None
+        hands[t] = kept + chosen
+        pool = rest
+    if draw_cards is None:
+        draw_cards = pool[:draw_slots]
+        del pool[:draw_slots]
+    for t, kept, need in free:
+        hands[t] = kept + pool[:need]
+        del pool[:need]
+    return hands, draw_cards
+
+
 def _event_json(event: tuple[int, int, int, int, int], bit: int) -> dict[str, Json]:
     """One event as ``bit``'s seat sees it."""
     etype, a, b, card, vis = event
@@ -820,6 +964,92 @@ def _event_json(event: tuple[int, int, int, int, int], bit: int) -> dict[str, Js
     return {"type": "deal", "dealer": a, "hand_size": b}
 
 
+_PHASE_OF_DECISION = {
+    PLAY_CARD: _P_TURN,
+    DRAW: _P_TURN,
+    GIVE_CARD: _P_GIVE_CARD,
+    GIVE_TO: _P_GIVE_TO,
+    TRADE_PARTNER: _P_TRADE,
+    DEAL_SIZE: _P_DEAL_SIZE,
+}
+
+
+def from_observation(obs: dict[str, Json], rng: random.Random) -> SeizureState:
+    """A state the observing seat cannot tell apart from the true one, from its observation
+    alone (the seat is to decide): every card it cannot place is dealt as
+    ``resample_hidden`` deals them. The event log starts empty (it is not state), and what
+    other seats know is not rebuilt (a search only asks what this seat knows)."""
+    n = int(obs["num_players"])
+    seat = int(obs["seat"])
+    state = SeizureState(n, end_gap=obs["end"] == "gap")
+    everyone = state._all
+    state.round = int(obs["round"])
+    state.dealer = int(obs["dealer"])
+    state.hand_size = int(obs["deal_size"])
+    state.deals = [int(d) for d in obs["deals"]]
+    state.totals = [int(t) for t in obs["scores"]]
+    state.turns = int(obs["turn"])
+    state.streak = int(obs["draws_in_a_row"])
+    state.stale = int(obs["stalemate_passes"])
+    state.reset = bool(obs["reset_active"])
+    state.pile = [int(c["id"]) for c in obs["play_pile"]]
+    ref = obs["reference"]
+    state.ref = int(ref["id"]) if ref is not None else -1
+    state.reshuffled = sorted(int(c["id"]) for c in obs.get("reshuffled", []))
+    state._limits = [
+        tuple((int(x["reference"]["id"]), int(x["value"]), int(x["at_most"])) for x in limits)
+        for limits in obs.get("nothing_playable", [[] for _ in range(n)])
+    ]
+    last = obs["last_round"]
+    if last is not None:
+        state.last_round = (
+            int(last["round"]),
+            str(last["reason"]),
+            [int(p) for p in last["points"]],
+            [[int(c["id"]) for c in h] for h in last["hands"]],
+        )
+    player = int(obs["to_play"])
+    state._player = state.to_play = player
+    state._phase = _PHASE_OF_DECISION[str(obs["decision"])]
+    state._gives_left = int(obs["gives_left"])
+    if obs["gift"] is not None:
+        state._gift = int(obs["gift"]["id"])
+    # Cards whose place the seat knows: its hand, the pile, others' known cards, and the
+    # turned-up cards at the bottom of the draw pile.
+    know = state._know
+    mine = [int(c["id"]) for c in obs["hand"]]
+    hands: list[list[int]] = [[] for _ in range(n)]
+    hands[seat] = mine
+    for entry in obs["known"]:
+        card = int(entry["card"]["id"])
+        hands[int(entry["seat"])].append(card)
+        know[card] |= 1 << seat
+    bottom = [int(c["id"]) for c in obs["draw_pile_bottom"]]
+    for card in bottom:
+        know[card] = everyone
+    placed = set(mine) | set(state.pile) | set(bottom) | {c for h in hands for c in h}
+    unseen = [c for c in range(NUM_CARDS) if c not in placed]
+    # A first placement with the right sizes; the redeal below makes it a proper one.
+    sizes = [int(k) for k in obs["hand_sizes"]]
+    draw_size = int(obs["draw_pile_size"])
+    reshuffled = set(state.reshuffled)
+    unseen.sort(key=lambda c: c not in reshuffled)  # reshuffled cards first: the draw pile
+    top = unseen[: draw_size - len(bottom)]
+    unseen = unseen[draw_size - len(bottom) :]
+    state.draw = bottom + top
+    for t in range(n):
+        if t != seat:
+            extra = sizes[t] - len(hands[t])
+            hands[t].extend(unseen[:extra])
+            del unseen[:extra]
+    state.hands = hands
+    state._active = [sum(ACTIVE[c] for c in h) for h in hands]
+    state._turn_kind = ""
+    state._legal = None
+    state._redeal(seat, rng, ATTEMPTS * 4)
+    return state
+
+
 def _new_game(num_players: int, options: Options) -> SeizureState:
     return SeizureState(num_players, end_gap=options.get("end") == "gap")
 
@@ -836,6 +1066,7 @@ GAME = GameSpec(
     # (DEAL_SIZE or DEALER, DEAL); at most 50 rounds.
     max_length=GAP_ROUND_CAP * (5 * TURN_CAP + 2),
     factory=_new_game,
+    from_observation=from_observation,
     options=(
         OptionSpec(
             name="end",

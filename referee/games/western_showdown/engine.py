@@ -716,6 +716,87 @@ def _label(card: int) -> str:
     return card_label(card) if 0 <= card < 18 else str(card)
 
 
+_PHASE_OF_KIND = {
+    MULLIGAN: _MULLIGAN,
+    TURN: _TURN,
+    ACTIVATE: _ACTIVATE,
+    WALLOP_SECOND: _WALLOP2,
+    DETERMINATION_EXTRA: _DETERMINATION,
+    SADDLE_DEST: _SADDLE,
+    STICK_SOURCE: _STICK_SOURCE,
+    STICK_DEST: _STICK_DEST,
+    CHEAT_PICK: _CHEAT1,
+}
+
+
+def from_observation(obs: dict[str, Json], rng: random.Random) -> WesternShowdownState:
+    """A state the observing seat cannot tell apart from the true one, from its observation
+    alone (the seat is to decide): the opponent's unplayed cards are dealt at random into
+    its hand and draw pile, the seat's own draw pile is shuffled. Won piles keep their
+    sizes (which played cards each holds does not matter to the rules)."""
+    seat = int(obs["seat"])
+    opponent = 1 - seat
+    state = WesternShowdownState(int(obs["best_of"]))
+    state.game_number = int(obs["game_number"])
+    state.games_won = [int(g) for g in obs["games_won"]]
+    state.results = [
+        (int(g["start_player"]), int(g["winner"]), int(g["cards_won"][0]), int(g["cards_won"][1]))
+        for g in obs["previous_games"]
+    ]
+    state.start_player = int(obs["start_player"])
+    state.reputation = int(obs["reputation"])
+    state.blocked = [bool(b) for b in obs["pass_blocked"]]
+    state.turn = int(obs["to_play"])
+    state.locations = [int(loc["id"]) for loc in obs["locations"]]
+    state.slot_of = [-1] * 7
+    for slot, location in enumerate(state.locations):
+        state.slot_of[location] = slot
+    state.stacks = [[int(c["id"]) for c in loc["stack"]] for loc in obs["locations"]]
+    state.bulletproof = 0
+    for loc in obs["locations"]:
+        for c in loc["stack"]:
+            if c["bulletproof"]:
+                state.bulletproof |= 1 << int(c["id"])
+    state.played = [[int(c) for c in p] for p in obs["played"]]
+    on_table = {c for stack in state.stacks for c in stack}
+    gone = [c for p in state.played for c in p if c not in on_table]
+    sizes = [int(k) for k in obs["won_sizes"]]
+    state.won = [gone[: sizes[0]], gone[sizes[0] :]]
+    mine = [int(c["id"]) for c in obs["hand"]]
+    my_draw = [int(c["id"]) for c in obs["draw_pile"]]
+    state.hands = [[], []]
+    state.draw = [[], []]
+    state.discards = [[], []]
+    state.hands[seat] = sorted(mine)
+    state.draw[seat] = my_draw
+    placed = set(state.played[seat]) | set(mine) | set(my_draw)
+    state.discards[seat] = [c for c in DECKS[seat] if c not in placed]
+    unseen = [c for c in DECKS[opponent] if c not in set(state.played[opponent])]
+    hand_size = int(obs["hand_sizes"][opponent])
+    state.hands[opponent] = sorted(unseen[:hand_size])
+    state.draw[opponent] = unseen[hand_size:]
+    phase = _PHASE_OF_KIND[str(obs["decision"])]
+    pending = obs["pending"]
+    if pending is not None:
+        state._pending_card = int(pending["card"]["id"])
+        state._pending_slot = state.slot_of[int(pending["location"])]
+        if "picked" in pending:
+            state._pick = int(pending["picked"]["id"])
+            if phase == _CHEAT1:
+                phase = _CHEAT2
+    state._phase = phase
+    discards = [int(d) for d in obs["mulligan_discards"]]
+    if phase == _MULLIGAN:
+        # Seats mulligan in turn, the starting seat first; an unfinished one shows -1.
+        state.mulligans = [-1, -1]
+        if seat != state.start_player:
+            state.mulligans[opponent] = discards[opponent]
+    else:
+        state.mulligans = discards
+    state._legal = None
+    return state.resample_hidden(seat, rng)
+
+
 def _new_game(num_players: int, options: Options) -> WesternShowdownState:
     best_of = int(options.get("best_of", 1))
     if best_of not in (1, 3):
@@ -734,6 +815,7 @@ GAME = GameSpec(
     lower_score_is_better=False,
     max_length=800,
     factory=_new_game,
+    from_observation=from_observation,
     options=(
         OptionSpec(
             "best_of",

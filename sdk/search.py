@@ -1,0 +1,386 @@
+"""Information-set search over the game engines, for bot authors (and the house search bots).
+
+A bot sees only its observation; the engine needs a whole state. :func:`determinize` builds
+one from the observation alone: every card the seat cannot know is dealt at random among
+the places it could be (the game's ``GameSpec.from_observation``, then its
+``resample_hidden``). :class:`InformationSetSearch` runs single-observer information-set
+Monte Carlo tree search (SO-ISMCTS, Cowling, Powley & Whitehouse 2012) over such states:
+every iteration draws a fresh determinization, walks one tree shared by all of them (a
+node is a sequence of actions from the decision; an action is only offered where it is
+legal in the iteration's determinization, and UCB counts how often it was available),
+adds one node, finishes with a playout and backs up each seat's reward into the nodes
+where that seat chose. The action tried most often at the root is the answer, so the
+statistics are aggregated over every sample.
+
+Plug in your own knowledge::
+
+    from saloon.sdk.search import InformationSetSearch, SearchBudget
+
+    search = InformationSetSearch(
+        info.game, info.seat, random.Random(info.seed),
+        budget=SearchBudget(iterations=300, time_ms=200),
+        playout=my_policy,          # (state, legal, rng) -> an action of legal
+        evaluate=my_evaluation,     # (state, root_scores) -> a reward in [0, 1] per seat
+    )
+    result = search.run(decision)   # result.index is the chosen index into decision.legal
+    return decision.legal[result.index]
+
+Determinism: everything is drawn from the ``rng`` you pass. With the same seed the same
+decision sequence follows, as long as the iteration budget is reached before the time cap
+(the time cap is a safety net for a loaded machine: when it stops a search early the
+answer may differ between runs).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from saloon.referee.games import CHANCE, TERMINAL, State, competition_ranks, get_game
+from saloon.sdk.bot import Bot, Decision, MatchInfo
+from saloon.sdk.errors import SearchError
+
+#: Iterations (determinize + tree walk + playout) per decision of ``house:search``.
+DEFAULT_ITERATIONS = 200
+#: The search stops after this many milliseconds even below its iteration budget.
+DEFAULT_TIME_MS = 200
+#: Never use more than this share of the per-decision clock (the rest is the margin for
+#: the protocol, a loaded machine and a Python garbage collection at the wrong moment).
+CLOCK_SHARE = 0.25
+#: UCB1 exploration constant (rewards are in [0, 1]).
+DEFAULT_EXPLORATION = 0.7
+#: Decision and chance kinds that begin a new hand / round / game: a playout stops there
+#: (the scores then hold the hand's outcome) unless the game is over first.
+ROUND_STARTS = frozenset({"DEAL", "DEALER", "DEAL_SIZE", "LOCATIONS"})
+#: Virtual visits, and their mean reward, that a prior's choice starts with.
+DEFAULT_PRIOR_VISITS = 10
+DEFAULT_PRIOR_REWARD = 0.6
+#: Scale of the points margin in :func:`score_rewards` (tanh(margin / scale)).
+MARGIN_SCALE = 4.0
+
+#: A playout policy: pick one of ``legal`` for the seat to act in ``state``.
+Playout = Callable[[State, Sequence[int], random.Random], int]
+#: An evaluation: each seat's reward in [0, 1] at the end of a playout; ``root_scores`` are
+#: the scores when the search started (for rewarding what happened during the playout).
+Evaluation = Callable[[State, Sequence[float]], Sequence[float]]
+#: A prior: a heuristic's choice for the decision (one of ``decision.legal``).
+Prior = Callable[[Decision[Any, Any]], Any]
+#: A horizon: True where a playout stops (it always stops at the end of the game).
+Horizon = Callable[[State], bool]
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """How much one decision may search: iterations, and a wall-time cap (milliseconds)."""
+
+    iterations: int = DEFAULT_ITERATIONS
+    time_ms: float = DEFAULT_TIME_MS
+
+    def within(self, decision_ms: float) -> SearchBudget:
+        """This budget, its time cap cut to :data:`CLOCK_SHARE` of a per-decision clock."""
+        if decision_ms <= 0:
+            return self
+        return SearchBudget(self.iterations, min(self.time_ms, decision_ms * CLOCK_SHARE))
+
+
+@dataclass
+class ActionStats:
+    """What the search learned about one legal action at the root."""
+
+    action: int
+    index: int
+    visits: int
+    mean_reward: float
+
+
+@dataclass
+class SearchResult:
+    """The chosen action and the root statistics behind the choice."""
+
+    index: int
+    action: int
+    iterations: int
+    elapsed_ms: float
+    stats: list[ActionStats] = field(default_factory=list)
+
+
+def determinize(game_id: str, raw_observation: dict[str, Any], rng: random.Random) -> State:
+    """A full engine state consistent with everything the observing seat knows, built from
+    its observation alone (``decision.raw_observation``, the seat being to decide)."""
+    build = get_game(game_id).from_observation
+    if build is None:
+        raise SearchError(f"{game_id} cannot build a state from an observation")
+    return build(raw_observation, rng)
+
+
+def random_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
+    """The default playout policy: uniformly random."""
+    return legal[int(rng.random() * len(legal))]
+
+
+def round_horizon(state: State) -> bool:
+    """The default horizon: stop where the next hand, round or game begins."""
+    return state.decision_kind() in ROUND_STARTS
+
+
+def score_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
+    """The default evaluation. At the end of the game: 1 for first place down to 0 for last
+    (ties share). Otherwise: how a seat's points since the search began compare with the
+    others' average, squashed into [0, 1] (0.5 is even)."""
+    n = state.num_players
+    if state.current_player() == TERMINAL:
+        if n == 1:
+            return [1.0]
+        return [1.0 - r / (n - 1) for r in state.ranks()]
+    sign = -1.0 if state.spec.lower_score_is_better else 1.0
+    scores = state.scores()
+    return squash([sign * (s - r) for s, r in zip(scores, root_scores, strict=True)])
+
+
+def squash(gains: Sequence[float], scale: float = MARGIN_SCALE) -> list[float]:
+    """Rewards in [0, 1] from each seat's gain (higher better): how it compares with the
+    others' average gain, through tanh(difference / scale); 0.5 is even."""
+    n = len(gains)
+    total = sum(gains)
+    out = []
+    for gain in gains:
+        others = (total - gain) / (n - 1) if n > 1 else 0.0
+        out.append(0.5 + 0.5 * math.tanh((gain - others) / scale))
+    return out
+
+
+def rank_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
+    """An alternative evaluation: the seats' places by their current scores, 1 best."""
+    n = state.num_players
+    ranks = (
+        state.ranks()
+        if state.current_player() == TERMINAL
+        else competition_ranks(state.scores(), state.spec.lower_score_is_better)
+    )
+    return [1.0 - r / (n - 1) for r in ranks] if n > 1 else [1.0]
+
+
+class _Node:
+    """One tree node: reached by ``player`` choosing an action at its parent."""
+
+    __slots__ = ("avail", "children", "player", "reward", "visits")
+
+    def __init__(self, player: int) -> None:
+        self.player = player
+        self.visits = 0
+        self.avail = 0
+        self.reward = 0.0
+        self.children: dict[int, _Node] = {}
+
+
+class InformationSetSearch:
+    """SO-ISMCTS for one seat of one game (see the module docstring)."""
+
+    def __init__(
+        self,
+        game_id: str,
+        seat: int,
+        rng: random.Random,
+        budget: SearchBudget | None = None,
+        *,
+        playout: Playout = random_playout,
+        evaluate: Evaluation = score_rewards,
+        horizon: Horizon = round_horizon,
+        exploration: float = DEFAULT_EXPLORATION,
+        playout_depth: int | None = None,
+        prior: Prior | None = None,
+        prior_visits: int = DEFAULT_PRIOR_VISITS,
+        prior_reward: float = DEFAULT_PRIOR_REWARD,
+    ) -> None:
+        if get_game(game_id).from_observation is None:
+            raise SearchError(f"{game_id} cannot build a state from an observation")
+        self.game_id = game_id
+        self.seat = seat
+        self.rng = rng
+        self.budget = budget or SearchBudget()
+        self.playout = playout
+        self.evaluate = evaluate
+        self.horizon = horizon
+        self.exploration = exploration
+        #: Seat decisions a playout makes before it stops and evaluates (None: to the
+        #: horizon). A short playout needs an evaluation that reads the state mid-round.
+        self.playout_depth = playout_depth
+        #: A heuristic's choice (one of decision.legal) that starts the root with
+        #: ``prior_visits`` virtual visits of mean ``prior_reward``: the search keeps it
+        #: unless its own statistics say otherwise (progressive bias, the cheap way).
+        self.prior = prior
+        self.prior_visits = prior_visits
+        self.prior_reward = prior_reward
+
+    def run(self, decision: Decision[Any, Any]) -> SearchResult:
+        """Search the decision; the result's ``index`` points into ``decision.legal``."""
+        start = time.perf_counter()
+        rng = self.rng
+        base = determinize(self.game_id, decision.raw_observation, rng)
+        if base.current_player() != self.seat:
+            raise SearchError("the observation is not this seat's decision")
+        index_of = _index_map(base, decision.raw_legal)
+        if len(index_of) == 1:
+            action, index = next(iter(index_of.items()))
+            return SearchResult(index, action, 0, 0.0, [ActionStats(action, index, 0, 0.0)])
+        root = _Node(-1)
+        if self.prior is not None and self.prior_visits > 0:
+            favourite = decision.index_of(self.prior(decision))
+            for action, index in index_of.items():
+                if index == favourite:
+                    node = root.children[_key(action, self.seat)] = _Node(self.seat)
+                    node.visits = node.avail = self.prior_visits
+                    node.reward = self.prior_visits * self.prior_reward
+        root_scores = base.scores()
+        deadline = start + self.budget.time_ms / 1000.0
+        done = 0
+        seat = self.seat
+        while done < self.budget.iterations:
+            state = base.resample_hidden(seat, rng) if done else base.clone()
+            self._iterate(root, state, root_scores)
+            done += 1
+            if time.perf_counter() >= deadline:
+                break
+        stats = [
+            ActionStats(
+                k >> 3, index_of[k >> 3], c.visits, c.reward / c.visits if c.visits else 0.0
+            )
+            for k, c in sorted(root.children.items())
+        ]
+        best = max(stats, key=lambda s: (s.visits, s.mean_reward, -s.index))
+        elapsed = (time.perf_counter() - start) * 1000.0
+        return SearchResult(best.index, best.action, done, elapsed, stats)
+
+    def _iterate(self, root: _Node, state: State, root_scores: Sequence[float]) -> None:
+        rng = self.rng
+        horizon = self.horizon
+        c = self.exploration
+        path: list[_Node] = []
+        node = root
+        expanded = False
+        # Selection and expansion: walk the tree while every action here has a node.
+        at_root = True
+        while True:
+            player = state.current_player()
+            if player == TERMINAL or (horizon(state) and not at_root):
+                break
+            at_root = False
+            if player == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+                continue
+            legal = state.legal_actions()
+            if len(legal) == 1:  # forced: no choice, no node
+                state.apply_action(legal[0])
+                continue
+            # A child is keyed by the action and who takes it: after a move forced in one
+            # sample but not in another, two seats' actions can meet at one node.
+            children = node.children
+            untried = [a for a in legal if _key(a, player) not in children]
+            if untried:
+                for a in legal:
+                    known = children.get(_key(a, player))
+                    if known is not None:
+                        known.avail += 1
+                # Expand what the playout policy would play first: the tree's first look
+                # at a reply is then a sensible one, not a random one.
+                action = untried[0] if len(untried) == 1 else self.playout(state, untried, rng)
+                child = children[_key(action, player)] = _Node(player)
+                child.avail = 1
+                path.append(child)
+                state.apply_action(action)
+                expanded = True
+                break
+            best_value = -1.0
+            best: _Node | None = None
+            best_action = legal[0]
+            for a in legal:
+                child = children[_key(a, player)]
+                child.avail += 1
+                value = child.reward / child.visits + c * math.sqrt(
+                    math.log(child.avail) / child.visits
+                )
+                if value > best_value:
+                    best_value, best, best_action = value, child, a
+            if best is None:  # unreachable: every child has visits
+                break
+            path.append(best)
+            node = best
+            state.apply_action(best_action)
+        if expanded:
+            self._play_out(state)
+        rewards = self.evaluate(state, root_scores)
+        for visited in path:
+            visited.visits += 1
+            visited.reward += rewards[visited.player]
+
+    def _play_out(self, state: State) -> None:
+        rng = self.rng
+        horizon = self.horizon
+        policy = self.playout
+        left = self.playout_depth if self.playout_depth is not None else -1
+        while left:
+            player = state.current_player()
+            if player == TERMINAL or horizon(state):
+                return
+            if player == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+                continue
+            legal = state.legal_actions()
+            state.apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
+            left -= 1
+
+
+def _key(action: int, player: int) -> int:
+    """A tree child's key: the action and the seat taking it (seats 0..7)."""
+    return (action << 3) | player
+
+
+def _index_map(state: State, raw_legal: Sequence[Any]) -> dict[int, int]:
+    """Engine action -> index into the decision's legal actions (matched by their JSON)."""
+    out: dict[int, int] = {}
+    wanted = list(raw_legal)
+    for action in state.legal_actions():
+        value = state.action_to_json(action)
+        try:
+            out[action] = wanted.index(value)
+        except ValueError:
+            raise SearchError(
+                f"the determinized state offers {value!r}, which the decision does not"
+            ) from None
+    if len(out) != len(wanted):
+        raise SearchError("the determinized state and the decision disagree on what is legal")
+    return out
+
+
+class SearchBot(Bot):
+    """A bot that plays every game with a ``from_observation`` by information-set search.
+
+    Subclass and set :attr:`BUDGET` for another strength, or override :meth:`make_search`
+    to give the search your own playout policy or evaluation.
+    """
+
+    BUDGET = SearchBudget()
+
+    def __init__(self) -> None:
+        self.search: InformationSetSearch | None = None
+        self.last: SearchResult | None = None
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        budget = self.BUDGET.within(info.decision_ms)
+        self.search = self.make_search(info, budget)
+
+    def make_search(self, info: MatchInfo, budget: SearchBudget) -> InformationSetSearch:
+        """The search this bot runs (override to plug in a policy or an evaluation)."""
+        return InformationSetSearch(info.game, info.seat, random.Random(info.seed), budget)
+
+    def act(self, decision: Decision[Any, Any]) -> Any:
+        if len(decision.legal) == 1:
+            return decision.legal[0]
+        if self.search is None:
+            raise SearchError("on_match_start was not called")
+        self.last = self.search.run(decision)
+        return decision.legal[self.last.index]
