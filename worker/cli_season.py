@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from importlib.metadata import entry_points
 from typing import Any, TextIO
 
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_START_MS
@@ -35,6 +36,9 @@ DEMO_SEED = 7
 #: (``saloon games``) would include the graded searches up to house:search-800, which
 #: turn a seconds-long demo into many minutes.
 DEMO_BOTS = ("greedy", "random")
+#: Entry-point group of what is printed after a demo season: ``report(store, season_id,
+#: out)`` functions of higher layers (saloon.ratings prints the season's leaderboard).
+SEASON_REPORTS = "saloon.season_reports"
 
 
 def _int_in(lo: int, hi: int) -> Any:
@@ -414,6 +418,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     with tempfile.TemporaryDirectory(prefix="saloon-demo-") as tmp:
         url = args.store or os.path.join(tmp, "demo.db")
         with Store.open(url) as store:
+            played_seasons = []
             for season in demo_seasons(args.rounds):
                 if args.game and season.game not in args.game:
                     continue
@@ -425,4 +430,11 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
                     f"{season.game}: {played} matches of {season.seats} seats in {seconds:.1f} s\n"
                 )
                 print_standings(store, season.season_id, out)
+                played_seasons.append(season.season_id)
+            # The demo ends with each season's leaderboard: reports of higher layers
+            # (saloon.ratings) plug in through an entry-point group this layer may call.
+            reports = sorted(entry_points(group=SEASON_REPORTS), key=lambda e: e.name)
+            for season_id in played_seasons:
+                for entry in reports:
+                    entry.load()(store, season_id, out)
     return 0
