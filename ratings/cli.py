@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from saloon.ratings.errors import NoResultsError, OutputError, RatingsError
+from saloon.referee.cli import parse_option
+from saloon.worker.cli_season import add_store_argument
 
 if TYPE_CHECKING:
     from saloon.ratings.ladders import Ladder
@@ -24,22 +26,6 @@ FORMATS = ("table", "json", "csv", "html")
 DEFAULT_RECENT = 10
 #: Rating history points `saloon bot show` prints per ladder by default (the last ones).
 DEFAULT_HISTORY = 12
-
-
-def _option(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"option {text!r} is not NAME=VALUE")
-    return name, value
-
-
-def _store_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        metavar="URL",
-        help="results store: a SQLite path or a PostgreSQL URL (default $SALOON_STORE "
-        "or ./saloon.db)",
-    )
 
 
 def register(subparsers: Any) -> tuple[type[Exception], ...]:
@@ -53,7 +39,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     board.add_argument("--season", metavar="S", help="only season S (no drift: tau 0)")
     board.add_argument(
         "--option",
-        type=_option,
+        type=parse_option,
         action="append",
         default=[],
         metavar="NAME=VALUE",
@@ -62,7 +48,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     )
     board.add_argument("--format", choices=FORMATS, default="table", help="default table")
     board.add_argument("--out", metavar="F", help="write to file F instead of stdout")
-    _store_arg(board)
+    add_store_argument(board)
     board.set_defaults(handler=cmd_leaderboard)
 
     bot = subparsers.add_parser("bot", help="a bot's versions, ratings and recent matches")
@@ -76,7 +62,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
         "--history", type=int, default=DEFAULT_HISTORY,
         help=f"rating points listed per ladder, the last ones ({DEFAULT_HISTORY})",
     )  # fmt: skip
-    _store_arg(show)
+    add_store_argument(show)
     show.set_defaults(handler=cmd_bot_show)
     return (RatingsError,)
 

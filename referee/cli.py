@@ -69,7 +69,8 @@ def _positive(text: str) -> int:
     return value
 
 
-def _option(text: str) -> tuple[str, str]:
+def parse_option(text: str) -> tuple[str, str]:
+    """A ``--option NAME=VALUE`` argument as (name, value) (argparse type)."""
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"option {text!r} is not NAME=VALUE")
@@ -115,7 +116,7 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
     play.add_argument("--seed", type=_seed, default=0, help="match seed (default 0)")
     play.add_argument(
         "--option",
-        type=_option,
+        type=parse_option,
         action="append",
         default=[],
         metavar="NAME=VALUE",

@@ -17,6 +17,7 @@ import time
 from importlib.metadata import entry_points
 from typing import Any, TextIO
 
+from saloon.referee.cli import parse_option
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_START_MS
 from saloon.worker.errors import WorkerError
 from saloon.worker.queue_defaults import (
@@ -54,14 +55,8 @@ def _int_in(lo: int, hi: int) -> Any:
     return parse
 
 
-def _option(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"option {text!r} is not NAME=VALUE")
-    return name, value
-
-
-def _add_store(parser: argparse.ArgumentParser) -> None:
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--store URL`` argument every command that reads or writes the store takes."""
     parser.add_argument(
         "--store",
         help="results store: SQLAlchemy URL or SQLite file (default $SALOON_STORE or ./saloon.db)",
@@ -97,7 +92,9 @@ def _add_season_spec(parser: argparse.ArgumentParser, required: bool) -> None:
         action="store_true",
         help="duplicate deals: each deal replayed with the seats rotated",
     )
-    parser.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument(
+        "--option", type=parse_option, action="append", default=[], metavar="NAME=VALUE"
+    )
     parser.add_argument("--decision-ms", type=_int_in(1, 86_400_000), default=DEFAULT_DECISION_MS)
     parser.add_argument("--bank-ms", type=_int_in(0, 86_400_000), default=DEFAULT_BANK_MS)
     parser.add_argument("--start-ms", type=_int_in(1, 86_400_000), default=DEFAULT_START_MS)
@@ -117,12 +114,12 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     create = sub.add_parser("create", help="store a season and its schedule (idempotent)")
     create.add_argument("season_id")
     _add_season_spec(create, required=True)
-    _add_store(create)
+    add_store_argument(create)
     create.set_defaults(handler=cmd_create)
 
     start = sub.add_parser("start", help="enqueue the season's unplayed matches on Redis")
     start.add_argument("season_id")
-    _add_store(start)
+    add_store_argument(start)
     _add_queue(start)
     start.set_defaults(handler=cmd_start)
 
@@ -130,13 +127,13 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     status.add_argument("season_id")
     status.add_argument("--follow", action="store_true", help="show a progress bar until done")
     status.add_argument("--timeout", type=float, default=0, help="stop following after S s")
-    _add_store(status)
+    add_store_argument(status)
     _add_queue(status)
     status.set_defaults(handler=cmd_status)
 
     cancel = sub.add_parser("cancel", help="drop the season's unplayed matches")
     cancel.add_argument("season_id")
-    _add_store(cancel)
+    add_store_argument(cancel)
     _add_queue(cancel)
     cancel.set_defaults(handler=cmd_cancel)
 
@@ -151,7 +148,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
         action="store_true",
         help="in-process queue even when Redis answers (the default without Redis)",
     )
-    _add_store(run)
+    add_store_argument(run)
     _add_queue(run)
     run.set_defaults(handler=cmd_run)
 
