@@ -68,7 +68,7 @@ def seasons() -> list[tuple[str, list[ScheduledMatch], list[dict[str, Any]]]]:
     aborted = play_match(GAME, [seat("house:random"), seat("house:random"),
                                 seat("house:greedy")], 8, match_id="s1-8").to_json()  # fmt: skip
     aborted["seats"][0]["bot"] = "bot:carol@c1"
-    aborted.update(outcome="aborted", abort_reason="wall-clock cap")
+    aborted.update(outcome="aborted", abort_reason="wall_clock")
     s1_records.append(aborted)
     out.append(("s1", s1_specs, s1_records))
     s2_specs, s2_records = [], []
