@@ -1,8 +1,10 @@
-"""``house:search`` and its graded variants ``house:search-N``: information-set search
-(:mod:`saloon.sdk.search`) with N iterations per decision (200 for ``house:search``), each
-capped at 200 ms and a quarter of the decision clock, plus what a bot author would add
-per game: a playout policy and an evaluation read off the engine state (:data:`KNOWLEDGE`,
-by full game id). Measured strength: tests/unit/test_search_bots.py, bench/search.py.
+"""``house:search`` and its graded variants ``house:search-N``: rollouts of each game's
+``house:greedy`` over determinizations (:class:`saloon.sdk.search.RolloutSearch`): greedy's
+choice is the prior, greedy plays every seat in the playouts, and another action is played
+only where the playouts say it does better. ``house:search-N`` spends N playouts per
+decision; ``house:search`` a per-game default (:attr:`GameKnowledge.iterations`); every one
+stops at 200 ms and a quarter of the decision clock. Measured strength:
+tests/unit/test_search_bots.py, bench/search.py.
 """
 
 from __future__ import annotations
@@ -14,8 +16,25 @@ from dataclasses import dataclass
 from saloon.referee.games import TERMINAL, State
 from saloon.referee.games.seas_of_strife.engine import PLAY_CARD as STRIFE_PLAY
 from saloon.referee.games.seas_of_strife.engine import trick_winner_index
-from saloon.referee.games.seizure.cards import POINTS
-from saloon.referee.games.seizure.engine import GIVE_CARD
+from saloon.referee.games.seizure.cards import (
+    ACTIVE,
+    K_LEFT,
+    K_MINUS,
+    K_NUMBER,
+    K_PLUS,
+    K_RIGHT,
+    KIND,
+    NUMBER,
+    PAIR,
+    POINTS,
+)
+from saloon.referee.games.seizure.engine import (
+    DEAL_SIZE,
+    GIVE_CARD,
+    GIVE_TO,
+    PLAY_CARD,
+    TRADE_PARTNER,
+)
 from saloon.referee.games.western_showdown.cards import condition_met
 from saloon.referee.games.western_showdown.engine import (
     ACTIVATE,
@@ -25,14 +44,20 @@ from saloon.referee.games.western_showdown.engine import (
     YES,
 )
 from saloon.sdk.bot import Bot, MatchInfo
+from saloon.sdk.house.seas_of_strife import GreedyBot as StrifeGreedy
+from saloon.sdk.house.seizure import GreedyBot as SeizureGreedy
 from saloon.sdk.house.western_showdown import GreedyBot as ShowdownGreedy
 from saloon.sdk.search import (
+    DEFAULT_ITERATIONS,
     DEFAULT_TIME_MS,
     Evaluation,
     InformationSetSearch,
     Playout,
+    RolloutSearch,
     SearchBot,
     SearchBudget,
+    Searcher,
+    bot_playout,
     random_playout,
     round_horizon,
     score_rewards,
@@ -57,7 +82,15 @@ ACTIVATE_SHARE = 0.8
 STRIFE_PLAYOUT_DEPTH = 12
 TRICK_SCALE = 1.5
 #: Seizure playouts stop after this many seat decisions and read the hands' points.
-SEIZURE_PLAYOUT_DEPTH = 24
+SEIZURE_PLAYOUT_DEPTH = 30
+#: Seizure playouts: share of decisions made at random (0: the rollouts compare actions
+#: on identical futures, and greedy's own choices are the model of every seat).
+SEIZURE_EPSILON = 0.0
+#: Playouts per decision of house:search: Seizure's engine-level playouts are cheap,
+#: Western's ask the greedy bot (an observation per step) and run to the end of the game.
+SEIZURE_ITERATIONS = 100
+WESTERN_ITERATIONS = 40
+STRIFE_ITERATIONS = 40
 
 
 def duck_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
@@ -81,6 +114,73 @@ def shed_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """Seizure: give away the card worth the most points, anything else at random."""
     if rng.random() >= EPSILON and state.decision_kind() == GIVE_CARD:
         return max(legal, key=POINTS.__getitem__)
+    return legal[int(rng.random() * len(legal))]
+
+
+def _give_priority(card: int) -> tuple[int, int]:
+    """Seizure: how much the greedy bot wants to be rid of a card (higher first)."""
+    kind = KIND[card]
+    if kind == K_PLUS:
+        return (4, 0)
+    if kind == K_MINUS:
+        return (0, 0)
+    if kind != K_NUMBER:
+        return (3, 0)
+    number = NUMBER[card]
+    return (2, -11 if number == 10 else -number)
+
+
+def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
+    """Seizure: house:greedy's choices (saloon.sdk.house.seizure.GreedyBot) read straight
+    off the engine state (no observation to build: a playout step costs microseconds),
+    with EPSILON of the decisions at random so playouts of one sample differ."""
+    if rng.random() < SEIZURE_EPSILON:
+        return legal[int(rng.random() * len(legal))]
+    kind = state.decision_kind()
+    seat = state.current_player()
+    hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
+    n = len(hands)
+    if kind == PLAY_CARD:
+        numbers = [c for c in legal if KIND[c] == K_NUMBER]
+        if numbers:
+            if sum(ACTIVE[c] for c in hands[seat]) == 1:
+                return numbers[0]
+            ref: int = state.ref  # type: ignore[attr-defined]
+            reset: bool = state.reset  # type: ignore[attr-defined]
+
+            def play_score(card: int) -> tuple[int, int, int]:
+                gives = 0
+                if PAIR[card] == PAIR[ref]:
+                    gives = 2 if not reset and NUMBER[card] == NUMBER[ref] else 1
+                number = NUMBER[card]
+                return (gives, 0 if number == 10 else 1, number)
+
+            return max(numbers, key=play_score)
+        sizes = [len(h) for h in hands]
+
+        def after(card: int) -> tuple[int, int]:
+            kind = KIND[card]
+            if kind == K_LEFT:
+                return (sizes[(seat - 1) % n], card)
+            if kind == K_RIGHT:
+                return (sizes[(seat + 1) % n], card)
+            return (min(sizes[s] for s in range(n) if s != seat), card)
+
+        return min(legal, key=after)
+    if kind == GIVE_CARD:
+        return max(legal, key=lambda c: (_give_priority(c), -c))
+    if kind == GIVE_TO:
+        totals: list[int] = state.totals  # type: ignore[attr-defined]
+        gift: int = state._gift  # type: ignore[attr-defined]
+        if KIND[gift] == K_PLUS:
+            return min(legal, key=lambda s: (totals[s], s))
+        return max(legal, key=lambda s: (len(hands[s]), -s))
+    if kind == TRADE_PARTNER:
+        return min(legal, key=lambda s: (len(hands[s]), s))
+    if kind == DEAL_SIZE:
+        totals = state.totals  # type: ignore[attr-defined]
+        want = 15 if totals[seat] - min(totals) >= 10 else 7
+        return min(legal, key=lambda a: (abs(a - want), a))
     return legal[int(rng.random() * len(legal))]
 
 
@@ -170,35 +270,71 @@ class GameKnowledge:
     playout: Playout = random_playout
     evaluate: Evaluation = score_rewards
     playout_depth: int | None = None
-    #: The game's greedy house bot, whose choice the search starts from (a prior).
+    #: The game's greedy house bot: the search's prior (its choice stands unless the
+    #: search finds better) and, with ``greedy_playouts``, every playout's policy.
     greedy: type[Bot] | None = None
+    #: Rollouts of the base policy (RolloutSearch) instead of SO-ISMCTS.
+    rollout: bool = False
+    #: Playouts ask the greedy bot itself (exact, slower than an engine-level policy).
+    greedy_playouts: bool = False
+    #: Playouts (iterations) per decision of ``house:search`` at this game.
+    iterations: int = DEFAULT_ITERATIONS
 
 
 KNOWLEDGE: dict[str, GameKnowledge] = {
     "seas-of-strife-v1": GameKnowledge(
-        playout=duck_playout, evaluate=tricks_rewards, playout_depth=STRIFE_PLAYOUT_DEPTH
+        greedy=StrifeGreedy, rollout=True, greedy_playouts=True, iterations=STRIFE_ITERATIONS
     ),
     "western-showdown-v1": GameKnowledge(
-        playout=take_playout, evaluate=cards_won_rewards, greedy=ShowdownGreedy
+        evaluate=cards_won_rewards,
+        greedy=ShowdownGreedy,
+        rollout=True,
+        greedy_playouts=True,
+        iterations=WESTERN_ITERATIONS,
     ),
     "seizure-v1": GameKnowledge(
-        playout=shed_playout, evaluate=hand_points_rewards, playout_depth=SEIZURE_PLAYOUT_DEPTH
+        playout=greedy_seizure_playout,
+        evaluate=hand_points_rewards,
+        playout_depth=SEIZURE_PLAYOUT_DEPTH,
+        greedy=SeizureGreedy,
+        rollout=True,
+        iterations=SEIZURE_ITERATIONS,
     ),
 }
 
 
 class Search(SearchBot):
-    """The default budget (saloon.sdk.search.DEFAULT_ITERATIONS, time-capped)."""
+    """The default budget: :attr:`GameKnowledge.iterations` per decision, time-capped."""
 
-    def make_search(self, info: MatchInfo, budget: SearchBudget) -> InformationSetSearch:
+    #: False: the game's own default iteration count (KNOWLEDGE); True: BUDGET's.
+    GRADED = False
+
+    def make_search(self, info: MatchInfo, budget: SearchBudget) -> Searcher:
         knowledge = KNOWLEDGE.get(info.game, GameKnowledge())
+        if not self.GRADED:
+            budget = SearchBudget(knowledge.iterations, budget.time_ms)
+        rng = random.Random(info.seed)
         prior = knowledge.greedy().act if knowledge.greedy is not None else None
+        playout = knowledge.playout
+        if knowledge.greedy_playouts and knowledge.greedy is not None:
+            playout = bot_playout(info.game, knowledge.greedy())
+        if knowledge.rollout:
+            return RolloutSearch(
+                info.game,
+                info.seat,
+                rng,
+                budget,
+                playout=playout,
+                evaluate=knowledge.evaluate,
+                playout_depth=knowledge.playout_depth,
+                prior=prior,
+            )
         return InformationSetSearch(
             info.game,
             info.seat,
-            random.Random(info.seed),
+            rng,
             budget,
-            playout=knowledge.playout,
+            playout=playout,
             evaluate=knowledge.evaluate,
             playout_depth=knowledge.playout_depth,
             prior=prior,
@@ -208,34 +344,40 @@ class Search(SearchBot):
 class Search25(Search):
     """25 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(25, DEFAULT_TIME_MS)
 
 
 class Search50(Search):
     """50 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(50, DEFAULT_TIME_MS)
 
 
 class Search100(Search):
     """100 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(100, DEFAULT_TIME_MS)
 
 
 class Search200(Search):
     """200 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(200, DEFAULT_TIME_MS)
 
 
 class Search400(Search):
     """400 iterations per decision (time-capped like every grade)."""
 
+    GRADED = True
     BUDGET = SearchBudget(400, DEFAULT_TIME_MS)
 
 
 class Search800(Search):
     """800 iterations per decision (time-capped like every grade)."""
 
+    GRADED = True
     BUDGET = SearchBudget(800, DEFAULT_TIME_MS)
