@@ -283,7 +283,12 @@ class GameKnowledge:
 
 KNOWLEDGE: dict[str, GameKnowledge] = {
     "seas-of-strife-v1": GameKnowledge(
-        greedy=StrifeGreedy, rollout=True, greedy_playouts=True, iterations=STRIFE_ITERATIONS
+        evaluate=tricks_rewards,
+        playout_depth=STRIFE_PLAYOUT_DEPTH,
+        greedy=StrifeGreedy,
+        rollout=True,
+        greedy_playouts=True,
+        iterations=STRIFE_ITERATIONS,
     ),
     "western-showdown-v1": GameKnowledge(
         evaluate=cards_won_rewards,
