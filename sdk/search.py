@@ -66,6 +66,10 @@ DEFAULT_PRIOR_VISITS = 10
 DEFAULT_PRIOR_REWARD = 0.6
 #: How much better (mean reward) a rollout search's choice must be than its prior's.
 DEFAULT_PRIOR_MARGIN = 0.02
+#: ... and by this many standard errors of the paired reward differences (0: the margin
+#: alone; 1 makes a search whose budget is too small to tell actions apart play its
+#: prior's choice, at the cost of fewer good deviations).
+DEFAULT_CONFIDENCE = 0.0
 #: Scale of the points margin in :func:`score_rewards` (tanh(margin / scale)).
 MARGIN_SCALE = 4.0
 
@@ -351,8 +355,8 @@ class RolloutSearch:
     samples separate them); answer the action with the best mean reward for this seat.
 
     With a prior (the base policy's own choice), another action must beat it by
-    ``prior_margin`` on average: the search then plays at least as well as its base policy
-    wherever its samples cannot tell the actions apart. The iteration budget counts
+    ``prior_margin`` on average (and, with ``confidence`` > 0, by that many standard errors
+    of the paired differences): small differences leave the base policy's choice standing. The iteration budget counts
     playouts (``samples x actions``); the time cap is checked between samples.
     """
 
@@ -370,6 +374,7 @@ class RolloutSearch:
         prior: Prior | None = None,
         prior_margin: float = DEFAULT_PRIOR_MARGIN,
         min_samples: int = 1,
+        confidence: float = DEFAULT_CONFIDENCE,
     ) -> None:
         if get_game(game_id).from_observation is None:
             raise SearchError(f"{game_id} cannot build a state from an observation")
@@ -385,6 +390,10 @@ class RolloutSearch:
         self.prior_margin = prior_margin
         #: Samples dealt even when the budget divided by the actions is smaller.
         self.min_samples = min_samples
+        #: With a prior, another action must also beat it by this many standard errors of
+        #: the paired (same sample, same draws) reward differences: a few noisy samples
+        #: then leave the prior's choice standing instead of following the noise.
+        self.confidence = confidence
 
     def run(self, decision: Decision[Any, Any]) -> SearchResult:
         """Search the decision; the result's ``index`` points into ``decision.legal``."""
@@ -408,6 +417,7 @@ class RolloutSearch:
         root_scores = base.scores()
         deadline = start + self.budget.time_ms / 1000.0
         totals = dict.fromkeys(actions, 0.0)
+        rewards: dict[int, list[float]] = {a: [] for a in actions}
         done = 0
         dealt = 0
         while dealt < samples:
@@ -417,7 +427,9 @@ class RolloutSearch:
                 state = sample.clone()
                 state.apply_action(action)
                 play_out(state, self.playout, self.horizon, random.Random(seed), self.playout_depth)
-                totals[action] += self.evaluate(state, root_scores)[seat]
+                reward = self.evaluate(state, root_scores)[seat]
+                totals[action] += reward
+                rewards[action].append(reward)
             done += len(actions)
             dealt += 1
             if time.perf_counter() >= deadline:
@@ -426,10 +438,23 @@ class RolloutSearch:
         best = max(stats, key=lambda s: (s.mean_reward, -s.index))
         if favourite >= 0:
             kept = next(s for s in stats if s.index == favourite)
-            if best.mean_reward - kept.mean_reward <= self.prior_margin:
+            if not self._clearly_better(rewards[best.action], rewards[kept.action]):
                 best = kept
         elapsed = (time.perf_counter() - start) * 1000.0
         return SearchResult(best.index, best.action, done, elapsed, stats)
+
+    def _clearly_better(self, mine: list[float], prior: list[float]) -> bool:
+        """Whether rewards ``mine`` beat the prior's (paired by sample) by more than
+        ``prior_margin`` and by ``confidence`` standard errors of the differences."""
+        diffs = [a - b for a, b in zip(mine, prior, strict=True)]
+        count = len(diffs)
+        mean = sum(diffs) / count
+        if mean <= self.prior_margin:
+            return False
+        if count < 2:
+            return self.confidence <= 0
+        variance = sum((d - mean) ** 2 for d in diffs) / (count - 1)
+        return mean > self.confidence * math.sqrt(variance / count)
 
 
 def play_out(

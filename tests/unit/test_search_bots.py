@@ -1,12 +1,14 @@
-"""house:search against house:greedy, and against itself with fewer iterations (fixed
+"""house:search against house:greedy, and against itself with fewer playouts (fixed
 seeds, stated statistics).
 
-Only Seas of Strife shows search ahead of greedy at a budget this test can afford (and
-weakly: p = 0.076); at Seizure and Western Legends: Showdown search and greedy are level
-at these budgets (measured; bench/search.py plays more games), so no test claims it.
+house:search is rollouts of house:greedy's own policy over determinizations: ahead of
+greedy at Seas of Strife and Western Legends: Showdown, tested here. At Seizure it is
+ahead too but by less (13 wins, 6 losses, 1 tie in 20 two-seat games at 100 playouts,
+p = 0.084): showing that at p < 0.05 takes more games than this test command can afford,
+so no test claims it (bench/search.py plays more games).
 
-The bots here search a fixed number of iterations with no time cap (the house grades
-also stop at 200 ms, which a loaded test machine would hit), so every game below is
+The bots here search a fixed number of playouts with no time cap (the house grades also
+stop at 200 ms, which a loaded test machine would hit), so every game below is
 deterministic. Small budgets and one seat count per game keep the test command quick;
 ``bench/search.py`` prints every seat count at the default budget.
 """
@@ -93,8 +95,9 @@ def test_search_beats_greedy_at_western_showdown_by_win_rate() -> None:
 def test_more_iterations_beat_fewer_at_seizure() -> None:
     """24 two-seat Seizure games, search with 100 iterations against search with 10,
     alternating seats. Threshold 17 wins: P(X >= 17 | Binomial(24, 1/2)) = 0.032 (one-sided
-    sign test; ties would count for neither side). Measured at the time of writing: 20 wins,
-    4 losses (P(X >= 20) = 0.0008)."""
+    sign test; ties would count for neither side). Measured at the time of writing (rollout
+    search: 10 playouts is one sample per action, which follows the noise): 17 wins,
+    6 losses, 1 tie."""
     better = worse = 0
     for seed in range(24):
         strong = seed % 2
