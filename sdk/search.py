@@ -356,8 +356,9 @@ class RolloutSearch:
 
     With a prior (the base policy's own choice), another action must beat it by
     ``prior_margin`` on average (and, with ``confidence`` > 0, by that many standard errors
-    of the paired differences): small differences leave the base policy's choice standing. The iteration budget counts
-    playouts (``samples x actions``); the time cap is checked between samples.
+    of the paired differences): small differences leave the base policy's choice standing.
+    The iteration budget counts playouts (``samples x actions``); the time cap is checked
+    between samples.
     """
 
     def __init__(
