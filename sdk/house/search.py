@@ -88,8 +88,8 @@ SEIZURE_PLAYOUT_DEPTH = 30
 SEIZURE_EPSILON = 0.0
 #: Playouts per decision of house:search: Seizure's engine-level playouts are cheap,
 #: Western's ask the greedy bot (an observation per step) and run to the end of the game.
-SEIZURE_ITERATIONS = 100
-WESTERN_ITERATIONS = 40
+SEIZURE_ITERATIONS = 200
+WESTERN_ITERATIONS = 24
 STRIFE_ITERATIONS = 40
 
 
