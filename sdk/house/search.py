@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from saloon.referee.games import TERMINAL, State
-from saloon.referee.games.seas_of_strife.engine import PLAY_CARD as STRIFE_PLAY
-from saloon.referee.games.seas_of_strife.engine import trick_winner_index
 from saloon.referee.games.seizure.cards import (
     ACTIVE,
     K_LEFT,
@@ -34,14 +32,6 @@ from saloon.referee.games.seizure.engine import (
     GIVE_TO,
     PLAY_CARD,
     TRADE_PARTNER,
-)
-from saloon.referee.games.western_showdown.cards import condition_met
-from saloon.referee.games.western_showdown.engine import (
-    ACTIVATE,
-    DETERMINATION_EXTRA,
-    NO,
-    TURN,
-    YES,
 )
 from saloon.sdk.bot import Bot, MatchInfo
 from saloon.sdk.house.seas_of_strife import GreedyBot as StrifeGreedy
@@ -66,55 +56,22 @@ from saloon.sdk.search import (
 
 #: The graded variants: ``house:search-N`` for each N here (``house:search`` is the default).
 GRADES = (25, 50, 100, 200, 400, 800)
-#: Share of playout decisions made at random by the heuristic policies (keeps playouts
-#: varied: a deterministic policy would make every playout of a sample the same).
-EPSILON = 0.25
 #: Western: how much of the reward is the cards-won margin (the rest is the win), and the
 #: margin's scale.
 MARGIN_SHARE = 0.5
 WESTERN_MARGIN_SCALE = 3.0
-#: Western playouts: how much the opponent's best immediate take counts against a move.
-THREAT_WEIGHT = 0.7
-#: Western playouts: how often an ability is used when offered.
-ACTIVATE_SHARE = 0.8
-#: Seas of Strife playouts stop after this many seat decisions (a few tricks: the rest of
-#: a hand played at random is mostly noise) and count the tricks taken.
+#: Seas of Strife playouts stop after this many seat decisions (a few tricks; greedy's
+#: playouts ask for an observation per step, so a whole hand costs too much) and count
+#: the tricks taken.
 STRIFE_PLAYOUT_DEPTH = 12
 TRICK_SCALE = 1.5
 #: Seizure playouts stop after this many seat decisions and read the hands' points.
 SEIZURE_PLAYOUT_DEPTH = 30
-#: Seizure playouts: share of decisions made at random (0: the rollouts compare actions
-#: on identical futures, and greedy's own choices are the model of every seat).
-SEIZURE_EPSILON = 0.0
-#: Playouts per decision of house:search: Seizure's engine-level playouts are cheap,
-#: Western's ask the greedy bot (an observation per step) and run to the end of the game.
+#: Playouts per decision of house:search: Seizure's engine-level playouts are cheap;
+#: Western's ask the greedy bot (an observation per step) to the end of the game.
 SEIZURE_ITERATIONS = 200
 WESTERN_ITERATIONS = 24
 STRIFE_ITERATIONS = 40
-
-
-def duck_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Seas of Strife: follow with the highest card that does not take the trick as it
-    stands, else the highest card; lead at random."""
-    trick = state.trick_cards  # type: ignore[attr-defined]
-    if not trick or rng.random() < EPSILON or state.decision_kind() != STRIFE_PLAY:
-        return legal[int(rng.random() * len(legal))]
-    size = len(trick)
-    best = -1
-    cards = list(trick)
-    cards.append(0)
-    for card in legal:
-        cards[size] = card
-        if trick_winner_index(cards) != size and card > best:
-            best = card
-    return best if best >= 0 else max(legal)
-
-
-def shed_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Seizure: give away the card worth the most points, anything else at random."""
-    if rng.random() >= EPSILON and state.decision_kind() == GIVE_CARD:
-        return max(legal, key=POINTS.__getitem__)
-    return legal[int(rng.random() * len(legal))]
 
 
 def _give_priority(card: int) -> tuple[int, int]:
@@ -132,10 +89,9 @@ def _give_priority(card: int) -> tuple[int, int]:
 
 def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """Seizure: house:greedy's choices (saloon.sdk.house.seizure.GreedyBot) read straight
-    off the engine state (no observation to build: a playout step costs microseconds),
-    with EPSILON of the decisions at random so playouts of one sample differ."""
-    if rng.random() < SEIZURE_EPSILON:
-        return legal[int(rng.random() * len(legal))]
+    off the engine state (no observation to build: a playout step costs microseconds).
+    Deterministic: the rollouts compare actions on identical futures, and greedy's own
+    choices are the model of every seat (the draws and the samples vary)."""
     kind = state.decision_kind()
     seat = state.current_player()
     hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
@@ -182,53 +138,6 @@ def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Rando
         want = 15 if totals[seat] - min(totals) >= 10 else 7
         return min(legal, key=lambda a: (abs(a - want), a))
     return legal[int(rng.random() * len(legal))]
-
-
-def take_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Western Legends: Showdown: the placement that wins the most cards now minus
-    THREAT_WEIGHT x the largest stack the opponent's hand (in this sample) could then win
-    at once; abilities used ACTIVATE_SHARE of the time; other choices at random."""
-    kind = state.decision_kind()
-    if rng.random() < EPSILON:
-        return legal[int(rng.random() * len(legal))]
-    if kind == ACTIVATE:
-        return YES if rng.random() < ACTIVATE_SHARE else NO
-    if kind not in (TURN, DETERMINATION_EXTRA):
-        return legal[int(rng.random() * len(legal))]
-    stacks: list[list[int]] = state.stacks  # type: ignore[attr-defined]
-    slot_of: list[int] = state.slot_of  # type: ignore[attr-defined]
-    locations: list[int] = state.locations  # type: ignore[attr-defined]
-    hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
-    replies = hands[1 - state.current_player()]
-
-    def takeable(location: int, stack: list[int]) -> int:
-        """The largest stack a reply could win at once at ``location``."""
-        for other in replies:
-            if condition_met(location, [*stack, other]):
-                return len(stack) + 1
-        return 0
-
-    # What the opponent could take where this move changes nothing, per slot.
-    base = [takeable(locations[k], stack) for k, stack in enumerate(stacks)]
-    best = legal[int(rng.random() * len(legal))]
-    best_value = -99.0
-    for action in legal:
-        if action >= 126:  # PASS / SKIP
-            continue
-        card, where = divmod(action, 7)
-        slot = slot_of[where]
-        grown = [*stacks[slot], card]
-        if condition_met(where, grown):
-            value = float(len(grown))
-            there = 0
-        else:
-            value = 0.0
-            there = takeable(where, grown)
-        threat = max(there, *(t for k, t in enumerate(base) if k != slot))
-        value -= THREAT_WEIGHT * threat
-        if value > best_value:
-            best, best_value = action, value
-    return best
 
 
 def cards_won_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
