@@ -6,9 +6,9 @@
 Speed, per game and seat count, in the same run:
 
 * engine decisions/s: bench/engines.py's random playouts (the engine alone);
-* search iterations/s: ``house:search``'s InformationSetSearch (its per-game playouts and
-  evaluations) run for ``--iterations`` iterations on ``--positions`` decisions taken
-  from seeded random games, no time cap; median of ``--runs`` runs;
+* search iterations/s: ``house:search``'s search (rollouts of each game's greedy policy,
+  :class:`saloon.sdk.search.RolloutSearch`) run for ``--iterations`` playouts on
+  ``--positions`` decisions taken from seeded random games, no time cap; median of ``--runs`` runs;
 * engine share: the share of the search's time spent inside the engine (functions of
   ``saloon.referee.games``: legal_actions, apply_action, chance, clone, resample_hidden,
   from_observation), measured with cProfile over one run (the profiler slows every call
@@ -45,7 +45,7 @@ from saloon.referee.match import play_local
 from saloon.sdk.bot import Decision, MatchInfo
 from saloon.sdk.games import make_decision
 from saloon.sdk.house.search import Search
-from saloon.sdk.search import InformationSetSearch, SearchBudget
+from saloon.sdk.search import SearchBudget, Searcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engines import run_playouts
@@ -76,9 +76,15 @@ def positions(
     return out
 
 
-def make_search(game_id: str, players: int, seat: int, iterations: int) -> InformationSetSearch:
+class Graded(Search):
+    """house:search with the budget given to make_search (not the game's default)."""
+
+    GRADED = True
+
+
+def make_search(game_id: str, players: int, seat: int, iterations: int) -> Searcher:
     """The search house:search runs, with an iteration budget and no time cap."""
-    bot = Search()
+    bot = Graded()
     info = MatchInfo(game_id, {}, seat, players, seed=seat)
     return bot.make_search(info, SearchBudget(iterations, 1e9))
 

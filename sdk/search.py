@@ -10,7 +10,11 @@ node is a sequence of actions from the decision; an action is only offered where
 legal in the iteration's determinization, and UCB counts how often it was available),
 adds one node, finishes with a playout and backs up each seat's reward into the nodes
 where that seat chose. The action tried most often at the root is the answer, so the
-statistics are aggregated over every sample.
+statistics are aggregated over every sample. :class:`RolloutSearch` is the simpler,
+often stronger choice when a good policy exists (e.g. a rule-based bot, through
+:func:`bot_playout`): per sample it tries every legal action and finishes each with that
+policy on the same random draws, and keeps the policy's own choice unless another action
+does better (the rollout algorithm's improvement step, over determinizations).
 
 Plug in your own knowledge::
 
@@ -38,11 +42,12 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from saloon.referee.games import CHANCE, TERMINAL, State, competition_ranks, get_game
 from saloon.sdk.bot import Bot, Decision, MatchInfo
 from saloon.sdk.errors import SearchError
+from saloon.sdk.games import make_decision
 
 #: Iterations (determinize + tree walk + playout) per decision of ``house:search``.
 DEFAULT_ITERATIONS = 200
@@ -59,6 +64,12 @@ ROUND_STARTS = frozenset({"DEAL", "DEALER", "DEAL_SIZE", "LOCATIONS"})
 #: Virtual visits, and their mean reward, that a prior's choice starts with.
 DEFAULT_PRIOR_VISITS = 10
 DEFAULT_PRIOR_REWARD = 0.6
+#: How much better (mean reward) a rollout search's choice must be than its prior's.
+DEFAULT_PRIOR_MARGIN = 0.02
+#: ... and by this many standard errors of the paired reward differences (0: the margin
+#: alone; 1 makes a search whose budget is too small to tell actions apart play its
+#: prior's choice, at the cost of fewer good deviations).
+DEFAULT_CONFIDENCE = 0.0
 #: Scale of the points margin in :func:`score_rewards` (tanh(margin / scale)).
 MARGIN_SCALE = 4.0
 
@@ -120,6 +131,21 @@ def determinize(game_id: str, raw_observation: dict[str, Any], rng: random.Rando
 def random_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """The default playout policy: uniformly random."""
     return legal[int(rng.random() * len(legal))]
+
+
+def bot_playout(game_id: str, bot: Bot) -> Playout:
+    """A playout policy that asks ``bot`` (any :class:`Bot` whose ``act`` needs only the
+    decision, e.g. a house greedy bot or your own rule-based bot) for every seat's choice,
+    through the same typed decision a real match would give it. Slower than a policy that
+    reads the engine state (an observation is built per decision), but exact."""
+
+    def policy(state: State, legal: Sequence[int], rng: random.Random) -> int:
+        raw = [state.action_to_json(a) for a in legal]
+        player = state.current_player()
+        decision = make_decision(game_id, state.decision_kind(), state.observation(player), raw)
+        return legal[decision.index_of(bot.act(decision))]
+
+    return policy
 
 
 def round_horizon(state: State) -> bool:
@@ -318,20 +344,140 @@ class InformationSetSearch:
             visited.reward += rewards[visited.player]
 
     def _play_out(self, state: State) -> None:
+        play_out(state, self.playout, self.horizon, self.rng, self.playout_depth)
+
+
+class RolloutSearch:
+    """Determinized rollouts of a base policy (Perfect Information Monte Carlo with the
+    rollout algorithm's improvement step): deal ``samples`` determinizations; in each, try
+    every legal action and finish with the same playout policy and the same random draws
+    (common random numbers: the actions are compared on identical futures, so a few
+    samples separate them); answer the action with the best mean reward for this seat.
+
+    With a prior (the base policy's own choice), another action must beat it by
+    ``prior_margin`` on average (and, with ``confidence`` > 0, by that many standard errors
+    of the paired differences): small differences leave the base policy's choice standing.
+    The iteration budget counts playouts (``samples x actions``); the time cap is checked
+    between samples.
+    """
+
+    def __init__(
+        self,
+        game_id: str,
+        seat: int,
+        rng: random.Random,
+        budget: SearchBudget | None = None,
+        *,
+        playout: Playout = random_playout,
+        evaluate: Evaluation = score_rewards,
+        horizon: Horizon = round_horizon,
+        playout_depth: int | None = None,
+        prior: Prior | None = None,
+        prior_margin: float = DEFAULT_PRIOR_MARGIN,
+        min_samples: int = 1,
+        confidence: float = DEFAULT_CONFIDENCE,
+    ) -> None:
+        if get_game(game_id).from_observation is None:
+            raise SearchError(f"{game_id} cannot build a state from an observation")
+        self.game_id = game_id
+        self.seat = seat
+        self.rng = rng
+        self.budget = budget or SearchBudget()
+        self.playout = playout
+        self.evaluate = evaluate
+        self.horizon = horizon
+        self.playout_depth = playout_depth
+        self.prior = prior
+        self.prior_margin = prior_margin
+        #: Samples dealt even when the budget divided by the actions is smaller.
+        self.min_samples = min_samples
+        #: With a prior, another action must also beat it by this many standard errors of
+        #: the paired (same sample, same draws) reward differences: a few noisy samples
+        #: then leave the prior's choice standing instead of following the noise.
+        self.confidence = confidence
+
+    def run(self, decision: Decision[Any, Any]) -> SearchResult:
+        """Search the decision; the result's ``index`` points into ``decision.legal``."""
+        start = time.perf_counter()
         rng = self.rng
-        horizon = self.horizon
-        policy = self.playout
-        left = self.playout_depth if self.playout_depth is not None else -1
-        while left:
-            player = state.current_player()
-            if player == TERMINAL or horizon(state):
-                return
-            if player == CHANCE:
-                state.apply_chance(state.sample_chance(rng))
-                continue
-            legal = state.legal_actions()
-            state.apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
-            left -= 1
+        seat = self.seat
+        base = determinize(self.game_id, decision.raw_observation, rng)
+        if base.current_player() != seat:
+            raise SearchError("the observation is not this seat's decision")
+        index_of = _index_map(base, decision.raw_legal)
+        actions = sorted(index_of)
+        if len(actions) == 1:
+            action = actions[0]
+            return SearchResult(
+                index_of[action], action, 0, 0.0, [ActionStats(action, index_of[action], 0, 0.0)]
+            )
+        favourite = -1
+        if self.prior is not None:
+            favourite = decision.index_of(self.prior(decision))
+        samples = max(self.min_samples, self.budget.iterations // len(actions))
+        root_scores = base.scores()
+        deadline = start + self.budget.time_ms / 1000.0
+        totals = dict.fromkeys(actions, 0.0)
+        rewards: dict[int, list[float]] = {a: [] for a in actions}
+        done = 0
+        dealt = 0
+        while dealt < samples:
+            sample = base.resample_hidden(seat, rng) if dealt else base
+            seed = rng.getrandbits(64)
+            for action in actions:
+                state = sample.clone()
+                state.apply_action(action)
+                play_out(state, self.playout, self.horizon, random.Random(seed), self.playout_depth)
+                reward = self.evaluate(state, root_scores)[seat]
+                totals[action] += reward
+                rewards[action].append(reward)
+            done += len(actions)
+            dealt += 1
+            if time.perf_counter() >= deadline:
+                break
+        stats = [ActionStats(a, index_of[a], dealt, totals[a] / dealt) for a in actions]
+        best = max(stats, key=lambda s: (s.mean_reward, -s.index))
+        if favourite >= 0:
+            kept = next(s for s in stats if s.index == favourite)
+            if not self._clearly_better(rewards[best.action], rewards[kept.action]):
+                best = kept
+        elapsed = (time.perf_counter() - start) * 1000.0
+        return SearchResult(best.index, best.action, done, elapsed, stats)
+
+    def _clearly_better(self, mine: list[float], prior: list[float]) -> bool:
+        """Whether rewards ``mine`` beat the prior's (paired by sample) by more than
+        ``prior_margin`` and by ``confidence`` standard errors of the differences."""
+        diffs = [a - b for a, b in zip(mine, prior, strict=True)]
+        count = len(diffs)
+        mean = sum(diffs) / count
+        if mean <= self.prior_margin:
+            return False
+        if count < 2:
+            return self.confidence <= 0
+        variance = sum((d - mean) ** 2 for d in diffs) / (count - 1)
+        return mean > self.confidence * math.sqrt(variance / count)
+
+
+def play_out(
+    state: State,
+    policy: Playout,
+    horizon: Horizon,
+    rng: random.Random,
+    depth: int | None = None,
+) -> None:
+    """Play ``state`` on with ``policy`` (chance drawn from ``rng``) until the game ends,
+    ``horizon`` says stop, or ``depth`` seat decisions were made (None: no limit)."""
+    left = depth if depth is not None else -1
+    while left:
+        player = state.current_player()
+        if player == TERMINAL or horizon(state):
+            return
+        if player == CHANCE:
+            state.apply_chance(state.sample_chance(rng))
+            continue
+        legal = state.legal_actions()
+        state.apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
+        left -= 1
 
 
 def _key(action: int, player: int) -> int:
@@ -356,6 +502,15 @@ def _index_map(state: State, raw_legal: Sequence[Any]) -> dict[int, int]:
     return out
 
 
+class Searcher(Protocol):
+    """What :class:`SearchBot` runs: :class:`InformationSetSearch`, :class:`RolloutSearch`
+    or your own."""
+
+    def run(self, decision: Decision[Any, Any]) -> SearchResult:
+        """Search the decision; the result's ``index`` points into ``decision.legal``."""
+        ...
+
+
 class SearchBot(Bot):
     """A bot that plays every game with a ``from_observation`` by information-set search.
 
@@ -366,14 +521,14 @@ class SearchBot(Bot):
     BUDGET = SearchBudget()
 
     def __init__(self) -> None:
-        self.search: InformationSetSearch | None = None
+        self.search: Searcher | None = None
         self.last: SearchResult | None = None
 
     def on_match_start(self, info: MatchInfo) -> None:
         budget = self.BUDGET.within(info.decision_ms)
         self.search = self.make_search(info, budget)
 
-    def make_search(self, info: MatchInfo, budget: SearchBudget) -> InformationSetSearch:
+    def make_search(self, info: MatchInfo, budget: SearchBudget) -> Searcher:
         """The search this bot runs (override to plug in a policy or an evaluation)."""
         return InformationSetSearch(info.game, info.seat, random.Random(info.seed), budget)
 

@@ -1,8 +1,10 @@
-"""``house:search`` and its graded variants ``house:search-N``: information-set search
-(:mod:`saloon.sdk.search`) with N iterations per decision (200 for ``house:search``), each
-capped at 200 ms and a quarter of the decision clock, plus what a bot author would add
-per game: a playout policy and an evaluation read off the engine state (:data:`KNOWLEDGE`,
-by full game id). Measured strength: tests/unit/test_search_bots.py, bench/search.py.
+"""``house:search`` and its graded variants ``house:search-N``: rollouts of each game's
+``house:greedy`` over determinizations (:class:`saloon.sdk.search.RolloutSearch`): greedy's
+choice is the prior, greedy plays every seat in the playouts, and another action is played
+only where the playouts say it does better. ``house:search-N`` spends N playouts per
+decision; ``house:search`` a per-game default (:attr:`GameKnowledge.iterations`); every one
+stops at 200 ms and a quarter of the decision clock. Measured strength:
+tests/unit/test_search_bots.py, bench/search.py.
 """
 
 from __future__ import annotations
@@ -12,27 +14,40 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from saloon.referee.games import TERMINAL, State
-from saloon.referee.games.seas_of_strife.engine import PLAY_CARD as STRIFE_PLAY
-from saloon.referee.games.seas_of_strife.engine import trick_winner_index
-from saloon.referee.games.seizure.cards import POINTS
-from saloon.referee.games.seizure.engine import GIVE_CARD
-from saloon.referee.games.western_showdown.cards import condition_met
-from saloon.referee.games.western_showdown.engine import (
-    ACTIVATE,
-    DETERMINATION_EXTRA,
-    NO,
-    TURN,
-    YES,
+from saloon.referee.games.seizure.cards import (
+    ACTIVE,
+    K_LEFT,
+    K_MINUS,
+    K_NUMBER,
+    K_PLUS,
+    K_RIGHT,
+    KIND,
+    NUMBER,
+    PAIR,
+    POINTS,
+)
+from saloon.referee.games.seizure.engine import (
+    DEAL_SIZE,
+    GIVE_CARD,
+    GIVE_TO,
+    PLAY_CARD,
+    TRADE_PARTNER,
 )
 from saloon.sdk.bot import Bot, MatchInfo
+from saloon.sdk.house.seas_of_strife import GreedyBot as StrifeGreedy
+from saloon.sdk.house.seizure import GreedyBot as SeizureGreedy
 from saloon.sdk.house.western_showdown import GreedyBot as ShowdownGreedy
 from saloon.sdk.search import (
+    DEFAULT_ITERATIONS,
     DEFAULT_TIME_MS,
     Evaluation,
     InformationSetSearch,
     Playout,
+    RolloutSearch,
     SearchBot,
     SearchBudget,
+    Searcher,
+    bot_playout,
     random_playout,
     round_horizon,
     score_rewards,
@@ -41,94 +56,88 @@ from saloon.sdk.search import (
 
 #: The graded variants: ``house:search-N`` for each N here (``house:search`` is the default).
 GRADES = (25, 50, 100, 200, 400, 800)
-#: Share of playout decisions made at random by the heuristic policies (keeps playouts
-#: varied: a deterministic policy would make every playout of a sample the same).
-EPSILON = 0.25
 #: Western: how much of the reward is the cards-won margin (the rest is the win), and the
 #: margin's scale.
 MARGIN_SHARE = 0.5
 WESTERN_MARGIN_SCALE = 3.0
-#: Western playouts: how much the opponent's best immediate take counts against a move.
-THREAT_WEIGHT = 0.7
-#: Western playouts: how often an ability is used when offered.
-ACTIVATE_SHARE = 0.8
-#: Seas of Strife playouts stop after this many seat decisions (a few tricks: the rest of
-#: a hand played at random is mostly noise) and count the tricks taken.
+#: Seas of Strife playouts stop after this many seat decisions (a few tricks; greedy's
+#: playouts ask for an observation per step, so a whole hand costs too much) and count
+#: the tricks taken.
 STRIFE_PLAYOUT_DEPTH = 12
 TRICK_SCALE = 1.5
 #: Seizure playouts stop after this many seat decisions and read the hands' points.
-SEIZURE_PLAYOUT_DEPTH = 24
+SEIZURE_PLAYOUT_DEPTH = 30
+#: Playouts per decision of house:search: Seizure's engine-level playouts are cheap;
+#: Western's ask the greedy bot (an observation per step) to the end of the game.
+SEIZURE_ITERATIONS = 200
+WESTERN_ITERATIONS = 24
+STRIFE_ITERATIONS = 40
 
 
-def duck_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Seas of Strife: follow with the highest card that does not take the trick as it
-    stands, else the highest card; lead at random."""
-    trick = state.trick_cards  # type: ignore[attr-defined]
-    if not trick or rng.random() < EPSILON or state.decision_kind() != STRIFE_PLAY:
-        return legal[int(rng.random() * len(legal))]
-    size = len(trick)
-    best = -1
-    cards = list(trick)
-    cards.append(0)
-    for card in legal:
-        cards[size] = card
-        if trick_winner_index(cards) != size and card > best:
-            best = card
-    return best if best >= 0 else max(legal)
+def _give_priority(card: int) -> tuple[int, int]:
+    """Seizure: how much the greedy bot wants to be rid of a card (higher first)."""
+    kind = KIND[card]
+    if kind == K_PLUS:
+        return (4, 0)
+    if kind == K_MINUS:
+        return (0, 0)
+    if kind != K_NUMBER:
+        return (3, 0)
+    number = NUMBER[card]
+    return (2, -11 if number == 10 else -number)
 
 
-def shed_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Seizure: give away the card worth the most points, anything else at random."""
-    if rng.random() >= EPSILON and state.decision_kind() == GIVE_CARD:
-        return max(legal, key=POINTS.__getitem__)
-    return legal[int(rng.random() * len(legal))]
-
-
-def take_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Western Legends: Showdown: the placement that wins the most cards now minus
-    THREAT_WEIGHT x the largest stack the opponent's hand (in this sample) could then win
-    at once; abilities used ACTIVATE_SHARE of the time; other choices at random."""
+def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
+    """Seizure: house:greedy's choices (saloon.sdk.house.seizure.GreedyBot) read straight
+    off the engine state (no observation to build: a playout step costs microseconds).
+    Deterministic: the rollouts compare actions on identical futures, and greedy's own
+    choices are the model of every seat (the draws and the samples vary)."""
     kind = state.decision_kind()
-    if rng.random() < EPSILON:
-        return legal[int(rng.random() * len(legal))]
-    if kind == ACTIVATE:
-        return YES if rng.random() < ACTIVATE_SHARE else NO
-    if kind not in (TURN, DETERMINATION_EXTRA):
-        return legal[int(rng.random() * len(legal))]
-    stacks: list[list[int]] = state.stacks  # type: ignore[attr-defined]
-    slot_of: list[int] = state.slot_of  # type: ignore[attr-defined]
-    locations: list[int] = state.locations  # type: ignore[attr-defined]
+    seat = state.current_player()
     hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
-    replies = hands[1 - state.current_player()]
+    n = len(hands)
+    if kind == PLAY_CARD:
+        numbers = [c for c in legal if KIND[c] == K_NUMBER]
+        if numbers:
+            if sum(ACTIVE[c] for c in hands[seat]) == 1:
+                return numbers[0]
+            ref: int = state.ref  # type: ignore[attr-defined]
+            reset: bool = state.reset  # type: ignore[attr-defined]
 
-    def takeable(location: int, stack: list[int]) -> int:
-        """The largest stack a reply could win at once at ``location``."""
-        for other in replies:
-            if condition_met(location, [*stack, other]):
-                return len(stack) + 1
-        return 0
+            def play_score(card: int) -> tuple[int, int, int]:
+                gives = 0
+                if PAIR[card] == PAIR[ref]:
+                    gives = 2 if not reset and NUMBER[card] == NUMBER[ref] else 1
+                number = NUMBER[card]
+                return (gives, 0 if number == 10 else 1, number)
 
-    # What the opponent could take where this move changes nothing, per slot.
-    base = [takeable(locations[k], stack) for k, stack in enumerate(stacks)]
-    best = legal[int(rng.random() * len(legal))]
-    best_value = -99.0
-    for action in legal:
-        if action >= 126:  # PASS / SKIP
-            continue
-        card, where = divmod(action, 7)
-        slot = slot_of[where]
-        grown = [*stacks[slot], card]
-        if condition_met(where, grown):
-            value = float(len(grown))
-            there = 0
-        else:
-            value = 0.0
-            there = takeable(where, grown)
-        threat = max(there, *(t for k, t in enumerate(base) if k != slot))
-        value -= THREAT_WEIGHT * threat
-        if value > best_value:
-            best, best_value = action, value
-    return best
+            return max(numbers, key=play_score)
+        sizes = [len(h) for h in hands]
+
+        def after(card: int) -> tuple[int, int]:
+            kind = KIND[card]
+            if kind == K_LEFT:
+                return (sizes[(seat - 1) % n], card)
+            if kind == K_RIGHT:
+                return (sizes[(seat + 1) % n], card)
+            return (min(sizes[s] for s in range(n) if s != seat), card)
+
+        return min(legal, key=after)
+    if kind == GIVE_CARD:
+        return max(legal, key=lambda c: (_give_priority(c), -c))
+    if kind == GIVE_TO:
+        totals: list[int] = state.totals  # type: ignore[attr-defined]
+        gift: int = state._gift  # type: ignore[attr-defined]
+        if KIND[gift] == K_PLUS:
+            return min(legal, key=lambda s: (totals[s], s))
+        return max(legal, key=lambda s: (len(hands[s]), -s))
+    if kind == TRADE_PARTNER:
+        return min(legal, key=lambda s: (len(hands[s]), s))
+    if kind == DEAL_SIZE:
+        totals = state.totals  # type: ignore[attr-defined]
+        want = 15 if totals[seat] - min(totals) >= 10 else 7
+        return min(legal, key=lambda a: (abs(a - want), a))
+    return legal[int(rng.random() * len(legal))]
 
 
 def cards_won_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
@@ -170,35 +179,76 @@ class GameKnowledge:
     playout: Playout = random_playout
     evaluate: Evaluation = score_rewards
     playout_depth: int | None = None
-    #: The game's greedy house bot, whose choice the search starts from (a prior).
+    #: The game's greedy house bot: the search's prior (its choice stands unless the
+    #: search finds better) and, with ``greedy_playouts``, every playout's policy.
     greedy: type[Bot] | None = None
+    #: Rollouts of the base policy (RolloutSearch) instead of SO-ISMCTS.
+    rollout: bool = False
+    #: Playouts ask the greedy bot itself (exact, slower than an engine-level policy).
+    greedy_playouts: bool = False
+    #: Playouts (iterations) per decision of ``house:search`` at this game.
+    iterations: int = DEFAULT_ITERATIONS
 
 
 KNOWLEDGE: dict[str, GameKnowledge] = {
     "seas-of-strife-v1": GameKnowledge(
-        playout=duck_playout, evaluate=tricks_rewards, playout_depth=STRIFE_PLAYOUT_DEPTH
+        evaluate=tricks_rewards,
+        playout_depth=STRIFE_PLAYOUT_DEPTH,
+        greedy=StrifeGreedy,
+        rollout=True,
+        greedy_playouts=True,
+        iterations=STRIFE_ITERATIONS,
     ),
     "western-showdown-v1": GameKnowledge(
-        playout=take_playout, evaluate=cards_won_rewards, greedy=ShowdownGreedy
+        evaluate=cards_won_rewards,
+        greedy=ShowdownGreedy,
+        rollout=True,
+        greedy_playouts=True,
+        iterations=WESTERN_ITERATIONS,
     ),
     "seizure-v1": GameKnowledge(
-        playout=shed_playout, evaluate=hand_points_rewards, playout_depth=SEIZURE_PLAYOUT_DEPTH
+        playout=greedy_seizure_playout,
+        evaluate=hand_points_rewards,
+        playout_depth=SEIZURE_PLAYOUT_DEPTH,
+        greedy=SeizureGreedy,
+        rollout=True,
+        iterations=SEIZURE_ITERATIONS,
     ),
 }
 
 
 class Search(SearchBot):
-    """The default budget (saloon.sdk.search.DEFAULT_ITERATIONS, time-capped)."""
+    """The default budget: :attr:`GameKnowledge.iterations` per decision, time-capped."""
 
-    def make_search(self, info: MatchInfo, budget: SearchBudget) -> InformationSetSearch:
+    #: False: the game's own default iteration count (KNOWLEDGE); True: BUDGET's.
+    GRADED = False
+
+    def make_search(self, info: MatchInfo, budget: SearchBudget) -> Searcher:
         knowledge = KNOWLEDGE.get(info.game, GameKnowledge())
+        if not self.GRADED:
+            budget = SearchBudget(knowledge.iterations, budget.time_ms)
+        rng = random.Random(info.seed)
         prior = knowledge.greedy().act if knowledge.greedy is not None else None
+        playout = knowledge.playout
+        if knowledge.greedy_playouts and knowledge.greedy is not None:
+            playout = bot_playout(info.game, knowledge.greedy())
+        if knowledge.rollout:
+            return RolloutSearch(
+                info.game,
+                info.seat,
+                rng,
+                budget,
+                playout=playout,
+                evaluate=knowledge.evaluate,
+                playout_depth=knowledge.playout_depth,
+                prior=prior,
+            )
         return InformationSetSearch(
             info.game,
             info.seat,
-            random.Random(info.seed),
+            rng,
             budget,
-            playout=knowledge.playout,
+            playout=playout,
             evaluate=knowledge.evaluate,
             playout_depth=knowledge.playout_depth,
             prior=prior,
@@ -208,34 +258,40 @@ class Search(SearchBot):
 class Search25(Search):
     """25 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(25, DEFAULT_TIME_MS)
 
 
 class Search50(Search):
     """50 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(50, DEFAULT_TIME_MS)
 
 
 class Search100(Search):
     """100 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(100, DEFAULT_TIME_MS)
 
 
 class Search200(Search):
     """200 iterations per decision."""
 
+    GRADED = True
     BUDGET = SearchBudget(200, DEFAULT_TIME_MS)
 
 
 class Search400(Search):
     """400 iterations per decision (time-capped like every grade)."""
 
+    GRADED = True
     BUDGET = SearchBudget(400, DEFAULT_TIME_MS)
 
 
 class Search800(Search):
     """800 iterations per decision (time-capped like every grade)."""
 
+    GRADED = True
     BUDGET = SearchBudget(800, DEFAULT_TIME_MS)
