@@ -3,7 +3,7 @@
 * **Enqueue once**: the job id is the match id; a match whose job exists (queued, running,
   waiting for a retry) or whose result is recorded is not enqueued again, so starting a
   season twice does not double it. A job that failed for good is re-enqueued. Finished
-  jobs are deleted at once (the store holds the result).
+  jobs expire after a minute (the store holds the result).
 * **Retries**: every job carries ``Retry(max=JOB_RETRIES, interval=RETRY_INTERVALS_S)``:
   an infrastructure failure (store unavailable, sandbox error, the job timed out) retries
   with backoff. Bot faults are results and never fail a job.
@@ -43,9 +43,11 @@ log = logging.getLogger(__name__)
 JOB_RETRIES = 5
 #: ... with these waits (seconds) before each retry.
 RETRY_INTERVALS_S = (1, 2, 4, 8, 16)
-#: How long a finished job stays in Redis: not at all (the store holds the result, and a
-#: second ``start`` skips recorded matches); saves RQ's result writes on every match.
-RESULT_TTL_S = 0
+#: How long a finished job stays in Redis (the store holds the result; a second ``start``
+#: skips recorded matches and re-enqueues any other finished job). Not 0: RQ deletes a job
+#: with a TTL of 0 at once, which reads its status and executions first (3 more round
+#: trips a job, ~3 ms here); a TTL only adds EXPIREs to the finishing transaction.
+RESULT_TTL_S = 60
 #: How long a job that failed for good stays in RQ's failed registry.
 FAILURE_TTL_S = 7 * 24 * 3600
 #: A worker's alive key lives this long; the worker refreshes it every second.
@@ -85,12 +87,22 @@ class SeasonQueue:
         self.queue = Queue(name, connection=redis)
 
     def enqueue(
-        self, specs: Sequence[MatchSpec], store_url: str, done: frozenset[str] = frozenset()
+        self,
+        specs: Sequence[MatchSpec],
+        store_url: str,
+        done: frozenset[str] = frozenset(),
+        failed: frozenset[str] = frozenset(),
     ) -> Enqueued:
-        """Enqueue a job per spec unless it is queued already or ``done`` (recorded)."""
+        """Enqueue a job per spec unless it is queued already or ``done`` (recorded).
+
+        A job that finished (within RESULT_TTL_S) counts as present, since the store may
+        not show its match done yet to a caller that read it a moment earlier; unless the
+        store shows its match ``failed`` (a worker refused it): that one gets a new chance.
+        """
         added = present = 0
         for spec in specs:
-            if spec.match_id in done or self._job_present(spec.match_id):
+            retry = spec.match_id in failed
+            if spec.match_id in done or self._job_present(spec.match_id, retry):
                 present += 1
                 continue
             try:
@@ -120,13 +132,14 @@ class SeasonQueue:
             unique=True,
         )
 
-    def _job_present(self, job_id: str) -> bool:
+    def _job_present(self, job_id: str, retry_finished: bool = False) -> bool:
         try:
             job = Job.fetch(job_id, connection=self.redis)
         except NoSuchJobError:
             return False
         status = job.get_status(refresh=False)
-        if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+        over = (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
+        if status in over or (retry_finished and status is JobStatus.FINISHED):
             job.delete()  # failed for good earlier: a new start gives it a new chance
             return False
         return True

@@ -76,8 +76,9 @@ def start(store: Store, queue: SeasonQueue, season_id: str, store_url: str) -> E
     _refuse_cancelled(store, season_id)
     store.set_season_status(season_id, SeasonStatus.RUNNING)
     done = frozenset(s.match_id for s, st in rows if st is MatchStatus.DONE)
+    failed = frozenset(s.match_id for s, st in rows if st is MatchStatus.FAILED)
     todo = [s for s, st in rows if st is not MatchStatus.CANCELLED]
-    return queue.enqueue(todo, store_url, done)
+    return queue.enqueue(todo, store_url, done, failed)
 
 
 def _refuse_cancelled(store: Store, season_id: str) -> None:
