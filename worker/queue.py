@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from redis import Redis
@@ -91,18 +91,18 @@ class SeasonQueue:
         specs: Sequence[MatchSpec],
         store_url: str,
         done: frozenset[str] = frozenset(),
-        failed: frozenset[str] = frozenset(),
+        recorded: Callable[[str], bool] | None = None,
     ) -> Enqueued:
         """Enqueue a job per spec unless it is queued already or ``done`` (recorded).
 
-        A job that finished (within RESULT_TTL_S) counts as present, since the store may
-        not show its match done yet to a caller that read it a moment earlier; unless the
-        store shows its match ``failed`` (a worker refused it): that one gets a new chance.
+        A job that finished (it stays RESULT_TTL_S) is enqueued again unless ``recorded``
+        says its match is recorded now (``done`` was read a moment earlier and may be
+        stale); without ``recorded``, always. Redis may hold a finished job of another
+        store's match of the same id: the store decides.
         """
         added = present = 0
         for spec in specs:
-            retry = spec.match_id in failed
-            if spec.match_id in done or self._job_present(spec.match_id, retry):
+            if spec.match_id in done or self._job_present(spec.match_id, recorded):
                 present += 1
                 continue
             try:
@@ -132,15 +132,16 @@ class SeasonQueue:
             unique=True,
         )
 
-    def _job_present(self, job_id: str, retry_finished: bool = False) -> bool:
+    def _job_present(self, job_id: str, recorded: Callable[[str], bool] | None) -> bool:
         try:
             job = Job.fetch(job_id, connection=self.redis)
         except NoSuchJobError:
             return False
         status = job.get_status(refresh=False)
-        over = (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
-        if status in over or (retry_finished and status is JobStatus.FINISHED):
-            job.delete()  # failed for good earlier: a new start gives it a new chance
+        if status is JobStatus.FINISHED and recorded is not None and recorded(job_id):
+            return True  # recorded a moment ago (the job stays RESULT_TTL_S)
+        if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+            job.delete()  # over (failed for good, refused...): a new start gives a new chance
             return False
         return True
 
