@@ -137,6 +137,30 @@ class Store:
 
         self._claim = self._claim_statement()
 
+    @contextmanager
+    def _advisory_write(self, what: str) -> Iterator[sa.Connection]:
+        """A write transaction whose commit need not be durable at once (SQLite).
+
+        Committed with ``synchronous = NORMAL`` (no fsync): with WAL that loses nothing on
+        a killed process, only the last such commits on a power cut. For the claim, whose
+        status is advisory (the result is what counts). SQLite takes the setting only
+        outside a transaction, so it is set before BEGIN and restored after COMMIT.
+        """
+        level = self._config.sqlite_synchronous.upper()  # checked against a fixed list
+        with self._guard(what), self.engine.connect() as conn:
+            conn.execution_options(**{WRITE_OPTION: True})
+            raw = conn.connection.dbapi_connection
+            if raw is None or level not in ("FULL", "EXTRA"):
+                with conn.begin():
+                    yield conn
+                return
+            raw.execute("PRAGMA synchronous = NORMAL")
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                raw.execute(f"PRAGMA synchronous = {level}")
+
     def _claim_statement(self) -> Any:
         """UPDATE a scheduled match to RUNNING (an attempt) unless DONE or CANCELLED."""
         matches = t.scheduled_matches
@@ -520,7 +544,7 @@ class Store:
                         sa.select(matches.c.status).where(matches.c.match_id == match_id)
                     ).scalar_one_or_none()
         else:
-            with self._write("claim match") as conn:
+            with self._advisory_write("claim match") as conn:
                 claimed = conn.execute(self._claim, values).scalar_one_or_none()
                 if claimed is None:
                     claimed = conn.execute(
