@@ -57,6 +57,18 @@ ensure_redis() {
   log "redis-server did not answer; see .run/redis.log"; exit 1
 }
 
+# The HTML leaderboard test renders pages in Debian's headless chromium; install it when
+# missing (as root with apt-get only; elsewhere that test skips loudly, or fails under CI).
+ensure_chromium() {
+  if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing chromium with apt-get (headless browser for the HTML leaderboard test)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    log "no chromium and not root: the HTML leaderboard test will skip (fail under CI=true)"
+  fi
+}
+
 redis_answers() {
   .venv/bin/python - <<'PY' 2>/dev/null
 import socket
@@ -128,6 +140,7 @@ run_tests() {
   ensure_redis
   ensure_docker
   ensure_base_image
+  ensure_chromium
   log "ruff"
   .venv/bin/ruff check .
   .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --check .; exit 1; }

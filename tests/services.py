@@ -1,4 +1,5 @@
-"""Real services the integration tests need: Redis, PostgreSQL, a Docker engine.
+"""Real services the integration tests need: Redis, PostgreSQL, a Docker engine, and a
+headless browser (chromium) for the HTML pages.
 
 A test that needs one calls :func:`require` (or uses the fixtures in ``tests/conftest.py``).
 On a laptop without the service the test is skipped with a loud reason; under ``CI=true``
@@ -8,7 +9,9 @@ a missing service FAILS the test instead, so CI can never go green by skipping.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -65,16 +68,40 @@ def _docker_answers() -> str | None:
         return f"no Docker engine answers ({type(exc).__name__}: {exc})"
 
 
+def chromium_binary() -> str | None:
+    """The headless browser the HTML tests render with (Debian's ``chromium``), or None."""
+    for name in ("chromium", "chromium-browser"):
+        if path := shutil.which(name):
+            return path
+    return None
+
+
+def _chromium_runs() -> str | None:
+    binary = chromium_binary()
+    if binary is None:
+        return "no chromium on PATH (Debian: apt-get install chromium; deploy/dev.sh does it)"
+    try:
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{binary} --version failed ({type(exc).__name__}: {exc})"
+    if done.returncode != 0:
+        return f"{binary} --version exited {done.returncode}: {done.stderr.strip()[:200]}"
+    return None
+
+
 _CHECKS: dict[str, Callable[[], str | None]] = {
     "redis": _redis_answers,
     "postgres": _postgres_answers,
     "docker": _docker_answers,
+    "chromium": _chromium_runs,
 }
 _cache: dict[str, str | None] = {}
 
 
 def missing(service: str) -> str | None:
-    """Why ``service`` ("redis", "postgres", "docker") is unusable here, or None if it answers."""
+    """Why ``service`` (redis, postgres, docker, chromium) is unusable, or None if it works."""
     if service not in _cache:
         _cache[service] = _CHECKS[service]()
     return _cache[service]

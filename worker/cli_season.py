@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from importlib.metadata import entry_points
 from typing import Any, TextIO
 
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_START_MS
@@ -31,6 +32,13 @@ FOLLOW_INTERVAL_S = 0.5
 DEMO_ROUNDS = 2
 #: The demo's seed (the same demo every time).
 DEMO_SEED = 7
+#: The house bots of the demo, two entries each: the quick ones. Every house bot of a game
+#: (``saloon games``) would include the graded searches up to house:search-800, which
+#: turn a seconds-long demo into many minutes.
+DEMO_BOTS = ("greedy", "random")
+#: Entry-point group of what is printed after a demo season: ``report(store, season_id,
+#: out)`` functions of higher layers (saloon.ratings prints the season's leaderboard).
+SEASON_REPORTS = "saloon.season_reports"
 
 
 def _int_in(lo: int, hi: int) -> Any:
@@ -379,13 +387,12 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
 def demo_seasons(rounds: int = DEMO_ROUNDS) -> list[Any]:
     """The demo: for each game, a season of its house bots (two entries of each)."""
     from saloon.referee.games import game_ids, get_game
-    from saloon.sdk.house import house_bots
     from saloon.worker.schedule import SeasonSpec
 
     seasons = []
     for game_id in game_ids():
         game = get_game(game_id)
-        names = [f"house:{name}" for name in house_bots(game_id)]
+        names = [f"house:{name}" for name in DEMO_BOTS]
         entries = names + [f"{n}#2" for n in names]
         seats = max(game.min_players, min(len(entries), game.max_players, 4))
         while len(entries) < seats:
@@ -411,6 +418,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     with tempfile.TemporaryDirectory(prefix="saloon-demo-") as tmp:
         url = args.store or os.path.join(tmp, "demo.db")
         with Store.open(url) as store:
+            played_seasons = []
             for season in demo_seasons(args.rounds):
                 if args.game and season.game not in args.game:
                     continue
@@ -422,4 +430,11 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
                     f"{season.game}: {played} matches of {season.seats} seats in {seconds:.1f} s\n"
                 )
                 print_standings(store, season.season_id, out)
+                played_seasons.append(season.season_id)
+            # The demo ends with each season's leaderboard: reports of higher layers
+            # (saloon.ratings) plug in through an entry-point group this layer may call.
+            reports = sorted(entry_points(group=SEASON_REPORTS), key=lambda e: e.name)
+            for season_id in played_seasons:
+                for entry in reports:
+                    entry.load()(store, season_id, out)
     return 0

@@ -1,0 +1,156 @@
+"""``saloon leaderboard`` and ``saloon bot show``: plugged into the CLI by entry points.
+
+Heavy imports (the store, trueskill, rich) happen inside the handlers, so that registering
+these commands costs ``saloon play`` nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TextIO
+
+from saloon.ratings.errors import NoResultsError, OutputError, RatingsError
+
+if TYPE_CHECKING:
+    from saloon.ratings.ladders import Ladder
+    from saloon.worker.store import Store
+
+FORMATS = ("table", "json", "csv", "html")
+#: Matches `saloon bot show` lists by default.
+DEFAULT_RECENT = 10
+#: Rating history points `saloon bot show` prints per ladder by default (the last ones).
+DEFAULT_HISTORY = 12
+
+
+def _option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"option {text!r} is not NAME=VALUE")
+    return name, value
+
+
+def _store_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="results store: a SQLite path or a PostgreSQL URL (default $SALOON_STORE "
+        "or ./saloon.db)",
+    )
+
+
+def register(subparsers: Any) -> tuple[type[Exception], ...]:
+    """Add ``leaderboard`` and ``bot show`` to the ``saloon`` command line."""
+    board = subparsers.add_parser(
+        "leaderboard",
+        help="a game's TrueSkill leaderboard (all-time, or one season's)",
+        description="Rank the bots of a game's ladder by mu - 3 sigma (see docs/ratings.md).",
+    )
+    board.add_argument("--game", required=True, help="a game id, e.g. seas-of-strife-v1")
+    board.add_argument("--season", metavar="S", help="only season S (no drift: tau 0)")
+    board.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="the ladder: a rated-apart game option (e.g. end=gap); default: the game's "
+        "default options",
+    )
+    board.add_argument("--format", choices=FORMATS, default="table", help="default table")
+    board.add_argument("--out", metavar="F", help="write to file F instead of stdout")
+    _store_arg(board)
+    board.set_defaults(handler=cmd_leaderboard)
+
+    bot = subparsers.add_parser("bot", help="a bot's versions, ratings and recent matches")
+    bot_sub = bot.add_subparsers(dest="bot_command", required=True, metavar="show")
+    show = bot_sub.add_parser("show", help="versions, rating history, recent matches")
+    show.add_argument("name", help="a stored bot's name, house:NAME, or a bot path")
+    show.add_argument(
+        "--recent", type=int, default=DEFAULT_RECENT, help=f"matches listed ({DEFAULT_RECENT})"
+    )
+    show.add_argument(
+        "--history", type=int, default=DEFAULT_HISTORY,
+        help=f"rating points listed per ladder, the last ones ({DEFAULT_HISTORY})",
+    )  # fmt: skip
+    _store_arg(show)
+    show.set_defaults(handler=cmd_bot_show)
+    return (RatingsError,)
+
+
+@contextlib.contextmanager
+def _open_store(url: str | None) -> Iterator[Store]:
+    from saloon.worker.errors import WorkerError
+    from saloon.worker.store import Store
+    from saloon.worker.store_config import resolve_url
+
+    resolved = resolve_url(url)
+    # Reading must not create: opening a missing SQLite file would make an empty store.
+    if resolved.startswith("sqlite:///") and not os.path.exists(resolved[len("sqlite:///") :]):
+        raise NoResultsError(f"no results store at {resolved[len('sqlite:///') :]}")
+    try:
+        store = Store.open(url)
+    except WorkerError as exc:
+        raise RatingsError(str(exc)) from None
+    try:
+        yield store
+    except WorkerError as exc:
+        raise RatingsError(str(exc)) from None
+    finally:
+        store.close()
+
+
+@contextlib.contextmanager
+def _output(path: str | None, out: TextIO) -> Iterator[TextIO]:
+    if path is None:
+        yield out
+        return
+    try:
+        fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 -- closed below
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    with fh:
+        yield fh
+
+
+def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
+    """Print (or write) a leaderboard."""
+    from saloon.ratings.boards import (
+        Format,
+        game_leaderboard,
+        season_leaderboard,
+        write_leaderboard,
+    )
+    from saloon.referee.games import get_game
+
+    get_game(args.game)  # an unknown game is a clear error before the store is opened
+    options = dict(args.option)
+    with _open_store(args.store) as store:
+        if args.season:
+            board = season_leaderboard(store, args.season)
+            if board.ladder.game != args.game:
+                raise RatingsError(
+                    f"season {args.season} is a season of {board.ladder.game}, not {args.game}"
+                )
+            others: list[Ladder] = []
+        else:
+            board, others = game_leaderboard(store, args.game, options)
+    with _output(args.out, out) as sink:
+        write_leaderboard(board, Format(args.format), sink)
+    if others:
+        listing = "; ".join(f"--option {' '.join(f'{k}={v}' for k, v in o.options)}"
+                            for o in others)  # fmt: skip
+        print(f"saloon: other ladders of {args.game} have results: {listing}", file=sys.stderr)
+    return 0
+
+
+def cmd_bot_show(args: argparse.Namespace, out: TextIO) -> int:
+    """Print a bot's versions, rating history per ladder and recent matches with faults."""
+    from saloon.ratings.botview import show_bot
+
+    with _open_store(args.store) as store:
+        show_bot(store, args.name, out, recent=args.recent, history=args.history)
+    return 0
