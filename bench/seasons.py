@@ -17,9 +17,11 @@ is CPU-bound: Seas of Strife, 3 seats, house bots in-process. Median of --repeat
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -40,7 +42,10 @@ from saloon.worker.schedule import SeasonSpec, expand  # noqa: E402
 from saloon.worker.seasons import create, progress, start  # noqa: E402
 from saloon.worker.store import Store  # noqa: E402
 
-WORKER = [sys.executable, "-m", "saloon.worker.worker_main"]
+#: The worker, with timing spans around each step of a job (bench/season_spans.py).
+WORKER = [sys.executable, str(ROOT / "bench" / "season_spans.py")]
+#: Steps of a job, in order, as bench/season_spans.py names them; "match" is the match.
+STEPS = ("rq dequeue", "rq start", "claim", "seats", "match", "record", "job function", "rq finish")
 PLAYERS = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
 
 
@@ -85,14 +90,16 @@ def floor_ms(game: str, rounds: int) -> tuple[float, float]:
 
 
 def through_workers(
-    redis_url: str, store_url: str, workers: int, game: str, rounds: int
-) -> tuple[float, float, int]:
-    """(wall s, mean match ms inside the workers, matches) of one season on ``workers``."""
+    redis_url: str, store_url: str, workers: int, game: str, rounds: int, spans_dir: Path
+) -> tuple[float, float, int, list[dict[str, float]]]:
+    """(wall s, mean match ms inside the workers, matches, per-job spans) of one season on
+    ``workers``."""
     redis = connect(redis_url)
     qname = f"bench-{uuid.uuid4().hex[:8]}"
+    spans = spans_dir / f"{qname}.jsonl"
     procs = [
         subprocess.Popen(
-            [*WORKER, "--redis", redis_url, "--queue", qname],
+            [*WORKER, str(spans), "--redis", redis_url, "--queue", qname],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -110,27 +117,30 @@ def through_workers(
         with Store.open(store_url) as store:
             create(store, season(sid, rounds, game))
             store.results(season_id=sid)  # warm the connection
-            started = time.perf_counter()
+            started = time.time()
             start(store, SeasonQueue(redis, qname), sid, store_url)
             while not progress(store, sid).finished:
                 time.sleep(0.2)  # a light poll: the bench must not load the store itself
-            wall = time.perf_counter() - started
             results = store.results(season_id=sid)
+            # The last result's own time, not the poll's: the poll would add ~0.1 s.
+            wall = max(r.finished_at.timestamp() for r in results) - started
             inner = []
             for r in results:
                 record = store.match_record(r.match_id)
                 inner.append(float(record["timing"]["match_ms"]) if record else 0.0)
-        return wall, statistics.mean(inner), len(results)
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             p.wait(10)
         SeasonQueue(redis, qname).purge()
+    lines = spans.read_text(encoding="utf-8").splitlines() if spans.exists() else []
+    jobs = [json.loads(line) for line in lines]
+    return wall, statistics.mean(inner), len(results), jobs
 
 
 def main() -> int:
-    """Run the benchmark and print the table."""
+    """Run the benchmark and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds (12 matches each)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
@@ -144,11 +154,18 @@ def main() -> int:
     )
     for col in COLUMNS:
         table.add_column(col, justify="left" if col in ("game", "mode") else "right")
-    with pg_schema() if args.store is None else _given(args.store) as store_url:
+    steps: dict[str, list[str]] = {}
+    with (
+        pg_schema() if args.store is None else _given(args.store) as store_url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         for game in args.game or GAMES:
             rounds = args.rounds if game == "seas-of-strife-v1" else 1
-            _rows(table, args, store_url, game, rounds)
-    Console(width=150).print(table)
+            jobs = _rows(table, args, store_url, game, rounds, Path(tmp))
+            steps[game] = _step_cells(jobs)
+    console = Console(width=150)
+    console.print(table)
+    console.print(_steps_table(steps))
     return 0
 
 
@@ -162,16 +179,68 @@ COLUMNS = (
     "overhead/match ms",
     "overhead",
 )
-#: A short CPU-bound match (Seas of Strife ~50 ms) and a long one (Seizure, ~0.5-1.5 s).
+#: A short CPU-bound match (Seas of Strife ~10 ms) and a long one (Seizure, ~0.1-1.3 s).
 GAMES = ("seas-of-strife-v1", "seizure-v1")
+#: Rows of the step table: (label, how a job's spans give it).
+STEP_ROWS = (
+    ("rq: loop, dequeue, heartbeats", lambda j: j["rq dequeue"]),
+    ("rq: start the job", lambda j: j["rq start"]),
+    ("store: claim the match", lambda j: j["claim"]),
+    ("seats: set-up", lambda j: j["seats"]),
+    ("match (the floor)", lambda j: j["match"]),
+    ("store: record the result", lambda j: j["record"]),
+    (
+        "job: spec, record to JSON",
+        lambda j: j["job function"] - j["claim"] - j["seats"] - j["match"] - j["record"],
+    ),
+    ("rq: finish the job", lambda j: j["rq finish"]),
+)
 
 
-def _rows(table: Table, args: argparse.Namespace, store_url: str, game: str, rounds: int) -> None:
+def _step_cells(jobs: list[dict[str, float]]) -> list[str]:
+    """Each step's median ms, then the overhead per job and its share of the match."""
+    # The first job of a run waited for the season to be enqueued: its gap is idle time.
+    timed = [j for j in jobs if j["rq dequeue"] >= 0 and "match" in j]
+    if not timed:
+        return ["-"] * (len(STEP_ROWS) + 2)
+    cells = [f"{statistics.median(get(j) for j in timed):.2f}" for _, get in STEP_ROWS]
+    over = [j["rq dequeue"] + j["total"] - j["match"] for j in timed]
+    cells.append(f"{statistics.median(over):.2f}")
+    # Total overhead over total match time: what throughput sees (long matches weigh more).
+    cells.append(f"{sum(over) / sum(j['match'] for j in timed) * 100:.1f}%")
+    return cells
+
+
+def _steps_table(columns: dict[str, list[str]]) -> Table:
+    table = Table(title="where a job's time goes, 1 worker: median ms per job (every run)")
+    table.add_column("step")
+    for game in columns:
+        table.add_column(game, justify="right")
+    labels = [label for label, _ in STEP_ROWS] + [
+        "overhead per job (all but the match)",
+        "overhead / match time (sums)",
+    ]
+    for k, label in enumerate(labels):
+        table.add_row(label, *(cells[k] for cells in columns.values()))
+    return table
+
+
+def _rows(
+    table: Table,
+    args: argparse.Namespace,
+    store_url: str,
+    game: str,
+    rounds: int,
+    spans_dir: Path,
+) -> list[dict[str, float]]:
+    """The throughput rows of ``game``; the spans of every job played by 1 worker."""
     floors = [floor_ms(game, rounds) for _ in range(args.repeat)]
-    rows: dict[int, list[tuple[float, float, int]]] = {1: [], 2: []}
+    rows: dict[int, list[tuple[float, float, int, list[dict[str, float]]]]] = {1: [], 2: []}
     for _ in range(args.repeat):
-        for workers in (1, 2):
-            rows[workers].append(through_workers(args.redis, store_url, workers, game, rounds))
+        for workers in (1, 2):  # alternated: the machine's load drifts
+            rows[workers].append(
+                through_workers(args.redis, store_url, workers, game, rounds, spans_dir)
+            )
     n = 12 * rounds
     floor_wall = statistics.median(f[0] for f in floors)
     floor_match = statistics.median(f[1] for f in floors)
@@ -200,6 +269,7 @@ def _rows(table: Table, args: argparse.Namespace, store_url: str, game: str, rou
             f"{over:.1f}",
             f"{over / inner * 100:.0f}%",
         )
+    return [job for r in rows[1] for job in r[3]]
 
 
 @contextmanager

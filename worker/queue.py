@@ -3,7 +3,7 @@
 * **Enqueue once**: the job id is the match id; a match whose job exists (queued, running,
   waiting for a retry) or whose result is recorded is not enqueued again, so starting a
   season twice does not double it. A job that failed for good is re-enqueued. Finished
-  jobs are deleted at once (the store holds the result).
+  jobs expire after a minute (the store holds the result).
 * **Retries**: every job carries ``Retry(max=JOB_RETRIES, interval=RETRY_INTERVALS_S)``:
   an infrastructure failure (store unavailable, sandbox error, the job timed out) retries
   with backoff. Bot faults are results and never fail a job.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from redis import Redis
@@ -43,9 +43,11 @@ log = logging.getLogger(__name__)
 JOB_RETRIES = 5
 #: ... with these waits (seconds) before each retry.
 RETRY_INTERVALS_S = (1, 2, 4, 8, 16)
-#: How long a finished job stays in Redis: not at all (the store holds the result, and a
-#: second ``start`` skips recorded matches); saves RQ's result writes on every match.
-RESULT_TTL_S = 0
+#: How long a finished job stays in Redis (the store holds the result; a second ``start``
+#: skips recorded matches and re-enqueues any other finished job). Not 0: RQ deletes a job
+#: with a TTL of 0 at once, which reads its status and executions first (3 more round
+#: trips a job, ~3 ms here); a TTL only adds EXPIREs to the finishing transaction.
+RESULT_TTL_S = 60
 #: How long a job that failed for good stays in RQ's failed registry.
 FAILURE_TTL_S = 7 * 24 * 3600
 #: A worker's alive key lives this long; the worker refreshes it every second.
@@ -85,12 +87,22 @@ class SeasonQueue:
         self.queue = Queue(name, connection=redis)
 
     def enqueue(
-        self, specs: Sequence[MatchSpec], store_url: str, done: frozenset[str] = frozenset()
+        self,
+        specs: Sequence[MatchSpec],
+        store_url: str,
+        done: frozenset[str] = frozenset(),
+        recorded: Callable[[str], bool] | None = None,
     ) -> Enqueued:
-        """Enqueue a job per spec unless it is queued already or ``done`` (recorded)."""
+        """Enqueue a job per spec unless it is queued already or ``done`` (recorded).
+
+        A job that finished (it stays RESULT_TTL_S) is enqueued again unless ``recorded``
+        says its match is recorded now (``done`` was read a moment earlier and may be
+        stale); without ``recorded``, always. Redis may hold a finished job of another
+        store's match of the same id: the store decides.
+        """
         added = present = 0
         for spec in specs:
-            if spec.match_id in done or self._job_present(spec.match_id):
+            if spec.match_id in done or self._job_present(spec.match_id, recorded):
                 present += 1
                 continue
             try:
@@ -120,14 +132,16 @@ class SeasonQueue:
             unique=True,
         )
 
-    def _job_present(self, job_id: str) -> bool:
+    def _job_present(self, job_id: str, recorded: Callable[[str], bool] | None) -> bool:
         try:
             job = Job.fetch(job_id, connection=self.redis)
         except NoSuchJobError:
             return False
         status = job.get_status(refresh=False)
-        if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
-            job.delete()  # failed for good earlier: a new start gives it a new chance
+        if status is JobStatus.FINISHED and recorded is not None and recorded(job_id):
+            return True  # recorded a moment ago (the job stays RESULT_TTL_S)
+        if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+            job.delete()  # over (failed for good, refused...): a new start gives a new chance
             return False
         return True
 

@@ -77,7 +77,12 @@ def start(store: Store, queue: SeasonQueue, season_id: str, store_url: str) -> E
     store.set_season_status(season_id, SeasonStatus.RUNNING)
     done = frozenset(s.match_id for s, st in rows if st is MatchStatus.DONE)
     todo = [s for s, st in rows if st is not MatchStatus.CANCELLED]
-    return queue.enqueue(todo, store_url, done)
+    return queue.enqueue(todo, store_url, done, lambda m: _recorded(store, m))
+
+
+def _recorded(store: Store, match_id: str) -> bool:
+    row = store.scheduled_match(match_id)
+    return row is not None and row.status is MatchStatus.DONE
 
 
 def _refuse_cancelled(store: Store, season_id: str) -> None:

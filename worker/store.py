@@ -13,10 +13,10 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 import sqlalchemy as sa
@@ -85,6 +85,20 @@ _INSERT_STDERR = t.seat_stderr.insert()
 _CHUNK = 500
 
 
+_T = TypeVar("_T")
+
+
+class _RecordRows(NamedTuple):
+    """The rows of one match's result, built before its transaction."""
+
+    result: dict[str, Any]
+    seats: list[dict[str, Any]]
+    faults: list[dict[str, Any]]
+    record: dict[str, Any]
+    stderr: list[dict[str, Any]]
+    at: datetime
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -119,6 +133,57 @@ class Store:
             t.scheduled_matches.update()
             .where(t.scheduled_matches.c.match_id == sa.bindparam("b_match_id"))
             .values(status=sa.bindparam("b_status"), updated_at=sa.bindparam("b_at"))
+        )
+
+        self._claim = self._claim_statement()
+
+    @contextmanager
+    def _advisory_write(self, what: str) -> Iterator[sa.Connection]:
+        """A write transaction whose commit need not be durable at once (SQLite).
+
+        Committed with ``synchronous = NORMAL`` (no fsync): with WAL that loses nothing on
+        a killed process, only the last such commits on a power cut. For the claim, whose
+        status is advisory (the result is what counts). SQLite takes the setting only
+        outside a transaction, so it is set before BEGIN and restored after COMMIT.
+        """
+        level = self._config.sqlite_synchronous.upper()  # checked against a fixed list
+        with self._guard(what), self.engine.connect() as conn:
+            conn.execution_options(**{WRITE_OPTION: True})
+            raw = conn.connection.dbapi_connection
+            if raw is None or level not in ("FULL", "EXTRA"):
+                with conn.begin():
+                    yield conn
+                return
+            raw.execute("PRAGMA synchronous = NORMAL")
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                raw.execute(f"PRAGMA synchronous = {level}")
+
+    def _claim_statement(self) -> Any:
+        """UPDATE a scheduled match to RUNNING (an attempt) unless DONE or CANCELLED."""
+        matches = t.scheduled_matches
+        left_alone = (MatchStatus.DONE.value, MatchStatus.CANCELLED.value)
+        where = (matches.c.match_id == sa.bindparam("b_match_id")) & matches.c.status.not_in(
+            left_alone
+        )
+        if self._postgres:
+            # The claim is advisory (the result is what counts): its commit need not wait
+            # for the WAL flush. set_config(..., true) lasts until this statement's own
+            # (implicit) transaction commits, and PostgreSQL reads the setting at commit.
+            off = sa.func.set_config("synchronous_commit", "off", sa.true())
+            where = where & off.is_not(None)
+        return (
+            matches.update()
+            .where(where)
+            .values(
+                status=MatchStatus.RUNNING.value,
+                detail=sa.bindparam("b_worker"),
+                attempts=matches.c.attempts + 1,
+                updated_at=sa.bindparam("b_at"),
+            )
+            .returning(matches.c.status)
         )
 
     # -- opening -----------------------------------------------------------------------
@@ -463,27 +528,28 @@ class Store:
         The seasons' jobs call it before every match. The status is advisory (the result
         is what counts), so on PostgreSQL this commit does not wait for the WAL flush.
         """
+        values = {"b_match_id": match_id, "b_worker": worker, "b_at": _now()}
+        return self._again_if_dropped(lambda: self._claim_once(match_id, values))
+
+    def _claim_once(self, match_id: str, values: dict[str, Any]) -> MatchStatus | None:
         matches = t.scheduled_matches
-        left_alone = (MatchStatus.DONE.value, MatchStatus.CANCELLED.value)
-        with self._write("claim match") as conn:
-            if self._postgres:
-                conn.execute(sa.text("SET LOCAL synchronous_commit TO OFF"))
-            claimed = conn.execute(
-                matches.update()
-                .where(matches.c.match_id == match_id)
-                .where(matches.c.status.not_in(left_alone))
-                .values(
-                    status=MatchStatus.RUNNING.value,
-                    detail=worker,
-                    attempts=matches.c.attempts + 1,
-                    updated_at=_now(),
-                )
-                .returning(matches.c.status)
-            ).scalar_one_or_none()
-            if claimed is None:
-                claimed = conn.execute(
-                    sa.select(matches.c.status).where(matches.c.match_id == match_id)
-                ).scalar_one_or_none()
+        if self._postgres:
+            # One statement in autocommit: one round trip instead of BEGIN, SET LOCAL,
+            # UPDATE and COMMIT.
+            with self._guard("claim match"), self.engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                claimed = conn.execute(self._claim, values).scalar_one_or_none()
+                if claimed is None:
+                    claimed = conn.execute(
+                        sa.select(matches.c.status).where(matches.c.match_id == match_id)
+                    ).scalar_one_or_none()
+        else:
+            with self._advisory_write("claim match") as conn:
+                claimed = conn.execute(self._claim, values).scalar_one_or_none()
+                if claimed is None:
+                    claimed = conn.execute(
+                        sa.select(matches.c.status).where(matches.c.match_id == match_id)
+                    ).scalar_one_or_none()
         return None if claimed is None else MatchStatus(claimed)
 
     def progress(self, season_id: str) -> Progress:
@@ -580,6 +646,27 @@ class Store:
             "raw_bytes": len(raw),
             "data": blob,
         }
+        rows = _RecordRows(result_row, seats, fault_rows, blob_row, stderr_rows, now)
+        return self._again_if_dropped(lambda: self._record_once(match_id, rows))
+
+    def _again_if_dropped(self, attempt: Callable[[], _T]) -> _T:
+        """Run a hot-path transaction; once more if the connection turned out dead.
+
+        Pooled connections in steady use are not pinged (store_engine); one the server
+        dropped fails its first statement, SQLAlchemy replaces it, and the second attempt
+        runs on a fresh connection. Both callers are idempotent (a result is written once).
+        """
+        try:
+            return attempt()
+        except StoreUnavailable as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, sa.exc.DBAPIError) and cause.connection_invalidated):
+                raise
+            log.info("store: connection dropped (%s); once more on a fresh one", cause.orig)
+            return attempt()
+
+    def _record_once(self, match_id: str, rows: _RecordRows) -> bool:
+        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
         with self._write(f"record result of {match_id}") as conn:
             # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
             written = conn.execute(self._insert_result, result_row).scalar_one_or_none()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.resources
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +52,39 @@ def create_engine(url: str, config: StoreConfig) -> sa.Engine:
     if backend == "sqlite":
         return _sqlite_engine(parsed, config)
     if backend == "postgresql":
-        # pre_ping: a connection the server dropped (restart, failover) is replaced before
-        # use instead of failing the next job.
-        return sa.create_engine(
-            parsed, pool_pre_ping=True, pool_size=config.pool_size, **_JSON_CODEC
-        )
+        engine = sa.create_engine(parsed, pool_size=config.pool_size, **_JSON_CODEC)
+        _ping_idle_connections(engine, config.ping_after_idle_s)
+        return engine
     raise StoreError(
         f"unsupported store URL {parsed.render_as_string(hide_password=True)}: "
         "use sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
     )
+
+
+def _ping_idle_connections(engine: sa.Engine, idle_s: float) -> None:
+    """Ping a pooled connection before use when it has been idle ``idle_s`` or more.
+
+    A connection the server dropped (restart, failover) is then replaced instead of
+    failing the next job. SQLAlchemy's pool_pre_ping pings on every checkout: one round
+    trip per transaction, two per match; a worker's connection in a season is never idle
+    that long, and one that dies mid-season fails its transaction as StoreUnavailable,
+    which the job retries (nothing written, SQLAlchemy replaces the connection).
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_conn: Any, record: Any) -> None:
+        record.info["saloon_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("saloon_idle_since")
+        if since is None or time.monotonic() - since < idle_s:
+            return  # a new connection, or one used a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as exc:
+            # The pool discards this connection and checks out (or opens) another.
+            raise sa.exc.DisconnectionError(f"stale connection: {exc}") from exc
 
 
 def _sqlite_engine(url: sa.URL, config: StoreConfig) -> sa.Engine:

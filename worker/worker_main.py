@@ -31,9 +31,11 @@ import time
 from collections.abc import Sequence
 
 from redis import Redis
+from redis.client import Pipeline
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 from rq.job import Job
+from rq.utils import now
 
 from saloon.worker.cli_season import add_worker_arguments
 from saloon.worker.jobs import close_stores
@@ -56,6 +58,9 @@ KEEPER_INTERVAL_S = 1.0
 RESTART_PAUSE_S = 1.0
 #: Seconds a worker blocks waiting for a job before it looks around (the worker's TTL - 15).
 WORKER_TTL_S = 30
+#: RQ refreshes its worker key (TTL: WORKER_TTL_S + 60 s) three times per job, three Redis
+#: round trips each; once per this many seconds is plenty (bench/seasons.py: ~2-4 ms a job).
+HEARTBEAT_EVERY_S = 1.0
 
 
 class MatchWorker(SimpleWorker):
@@ -72,6 +77,20 @@ class MatchWorker(SimpleWorker):
         """Run the job in this process (SimpleWorker), counting it."""
         self.jobs_played += 1
         super().execute_job(job, queue)
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
+        """RQ's worker heartbeat, in one round trip and at most once per HEARTBEAT_EVERY_S
+        (RQ calls it before and after every dequeue and after every job)."""
+        if pipeline is not None:
+            super().heartbeat(timeout, pipeline)
+            return
+        last = self.last_heartbeat
+        recent = last is not None and (now() - last).total_seconds() < HEARTBEAT_EVERY_S
+        if timeout is None and recent:
+            return
+        with self.connection.pipeline(transaction=False) as pipe:
+            super().heartbeat(timeout, pipe)
+            pipe.execute()
 
     def start_keeper(self) -> None:
         """Start the keeper thread (alive key, abandoned jobs, due retries)."""

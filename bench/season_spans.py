@@ -1,0 +1,77 @@
+"""A match worker with timing spans around each step of a job (bench/seasons.py runs it).
+
+    python bench/season_spans.py OUT.jsonl WORKER-ARGS...
+
+Runs ``saloon.worker.worker_main`` with wrappers on the steps of a job and appends one JSON
+line per job to OUT.jsonl: milliseconds spent in RQ before the job function (``rq start``),
+the store claim, seat set-up, the match itself, the store record, the rest of the job
+function (spec parsing, record to JSON), RQ after it (``rq finish``) and the gap since the
+previous job ended (``rq dequeue``: the worker loop, dequeue, heartbeats). Not a test.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rq.worker import SimpleWorker
+
+from saloon.referee.match import Match
+from saloon.worker import jobs, play, worker_main
+from saloon.worker.store import Store
+
+#: The job being timed: span name -> (start, end), perf_counter seconds.
+_job: dict[str, tuple[float, float]] = {}
+
+
+def _span(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _job[name] = (started, time.perf_counter())
+
+    return wrapped
+
+
+def main() -> int:
+    """Patch the spans in, then run the worker."""
+    out_path, argv = sys.argv[1], sys.argv[2:]
+    out = open(out_path, "a", encoding="utf-8")  # noqa: SIM115 (open for the process)
+    last_end = [0.0]
+    execute_job = SimpleWorker.execute_job
+
+    def timed_execute(self: SimpleWorker, job: Any, queue: Any) -> None:
+        _job.clear()
+        started = time.perf_counter()
+        try:
+            execute_job(self, job, queue)
+        finally:
+            ended = time.perf_counter()
+            ms = {name: (b - a) * 1000 for name, (a, b) in _job.items()}
+            fn = _job.get("job function", (started, ended))
+            ms["rq start"] = (fn[0] - started) * 1000
+            ms["rq finish"] = (ended - fn[1]) * 1000
+            ms["rq dequeue"] = (started - last_end[0]) * 1000 if last_end[0] else -1.0
+            ms["total"] = (ended - started) * 1000
+            last_end[0] = ended
+            out.write(json.dumps(ms) + "\n")
+            out.flush()
+
+    SimpleWorker.execute_job = timed_execute  # type: ignore[method-assign]
+    jobs.match_job = _span("job function", jobs.match_job)  # RQ imports it by name
+    Store.claim_match = _span("claim", Store.claim_match)  # type: ignore[method-assign]
+    Store.record_result = _span("record", Store.record_result)  # type: ignore[method-assign]
+    play.build_match = _span("seats", play.build_match)
+    Match.run = _span("match", Match.run)  # type: ignore[method-assign]
+    return worker_main.main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
