@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.resources
 import logging
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ def _sqlite_engine(url: sa.URL, config: StoreConfig) -> sa.Engine:
         cursor = dbapi_conn.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {busy}")
         if not memory:
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _set_wal(cursor, busy)
         cursor.execute(f"PRAGMA synchronous = {synchronous}")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
@@ -116,6 +117,24 @@ def _sqlite_engine(url: sa.URL, config: StoreConfig) -> sa.Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def _set_wal(cursor: Any, busy_ms: int) -> None:
+    """Switch the database to WAL, waiting out other openers of a fresh file.
+
+    Changing the journal mode needs an exclusive lock, and SQLite answers "database is
+    locked" at once (not after the busy timeout) while another process is creating or
+    switching the same new file: retry with a short sleep for up to ``busy_ms``.
+    """
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 def migrations_dir() -> Path:
