@@ -16,9 +16,9 @@ from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_local, play_match
 from saloon.referee.remote import BotConnection, ConnectionThreadError, ProcessSeat
 from saloon.referee.seats import StartInfo
-from saloon.sdk.house import house_bots
 from saloon.sdk.protocol import unix_target
 
+from .bots.house_mix import HOUSE_MIX
 from .helpers import bot, check_record
 
 LIMITS = MatchLimits(decision_ms=2_000, bank_ms=10_000, start_ms=20_000)
@@ -26,8 +26,7 @@ LIMITS = MatchLimits(decision_ms=2_000, bank_ms=10_000, start_ms=20_000)
 
 def house_names(game_id: str, seats: int) -> list[str]:
     """The house bot tests/integration/bots/house_mix.py plays at each seat."""
-    names = list(house_bots(game_id))
-    return [f"house:{names[s % len(names)]}" for s in range(seats)]
+    return [f"house:{HOUSE_MIX[s % len(HOUSE_MIX)]}" for s in range(seats)]
 
 
 @pytest.mark.parametrize("game_id", game_ids())
