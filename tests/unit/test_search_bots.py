@@ -20,7 +20,7 @@ from saloon.referee.games import get_game
 from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
 from saloon.referee.seats import InProcessSeat, Seat
-from saloon.sdk.bot import Bot
+from saloon.sdk.bot import Bot, MatchInfo
 from saloon.sdk.house import make_house_bot
 from saloon.sdk.house.search import Search
 from saloon.sdk.search import SearchBudget
@@ -32,6 +32,11 @@ def search_bot(iterations: int) -> Bot:
     class Uncapped(Search):
         GRADED = True
         BUDGET = SearchBudget(iterations, 1e9)
+
+        def on_match_start(self, info: MatchInfo) -> None:
+            # Not BUDGET.within(info.decision_ms): that would cap each decision at a share
+            # of the clock again, and a loaded machine would cut searches short at random.
+            self.search = self.make_search(info, self.BUDGET)
 
     return Uncapped()
 
