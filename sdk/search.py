@@ -203,7 +203,39 @@ class _Node:
         self.children: dict[int, _Node] = {}
 
 
-class InformationSetSearch:
+class _SearchBase:
+    """What both searches are given: the game and seat, the randomness, the budget, and the
+    policies that play out and score a sampled state."""
+
+    def __init__(
+        self,
+        game_id: str,
+        seat: int,
+        rng: random.Random,
+        budget: SearchBudget | None,
+        playout: Playout,
+        evaluate: Evaluation,
+        horizon: Horizon,
+        playout_depth: int | None,
+        prior: Prior | None,
+    ) -> None:
+        if get_game(game_id).from_observation is None:
+            raise SearchError(f"{game_id} cannot build a state from an observation")
+        self.game_id = game_id
+        self.seat = seat
+        self.rng = rng
+        self.budget = budget or SearchBudget()
+        self.playout = playout
+        self.evaluate = evaluate
+        self.horizon = horizon
+        #: Seat decisions a playout makes before it stops and evaluates (None: to the
+        #: horizon). A short playout needs an evaluation that reads the state mid-round.
+        self.playout_depth = playout_depth
+        #: A heuristic's choice (one of decision.legal) the search starts from.
+        self.prior = prior
+
+
+class InformationSetSearch(_SearchBase):
     """SO-ISMCTS for one seat of one game (see the module docstring)."""
 
     def __init__(
@@ -222,23 +254,13 @@ class InformationSetSearch:
         prior_visits: int = DEFAULT_PRIOR_VISITS,
         prior_reward: float = DEFAULT_PRIOR_REWARD,
     ) -> None:
-        if get_game(game_id).from_observation is None:
-            raise SearchError(f"{game_id} cannot build a state from an observation")
-        self.game_id = game_id
-        self.seat = seat
-        self.rng = rng
-        self.budget = budget or SearchBudget()
-        self.playout = playout
-        self.evaluate = evaluate
-        self.horizon = horizon
+        super().__init__(
+            game_id, seat, rng, budget, playout, evaluate, horizon, playout_depth, prior
+        )
         self.exploration = exploration
-        #: Seat decisions a playout makes before it stops and evaluates (None: to the
-        #: horizon). A short playout needs an evaluation that reads the state mid-round.
-        self.playout_depth = playout_depth
-        #: A heuristic's choice (one of decision.legal) that starts the root with
-        #: ``prior_visits`` virtual visits of mean ``prior_reward``: the search keeps it
-        #: unless its own statistics say otherwise (progressive bias, the cheap way).
-        self.prior = prior
+        #: With a prior: ``prior_visits`` virtual visits of mean ``prior_reward`` start the
+        #: root, so the search keeps it unless its own statistics say otherwise
+        #: (progressive bias, the cheap way).
         self.prior_visits = prior_visits
         self.prior_reward = prior_reward
 
@@ -347,7 +369,7 @@ class InformationSetSearch:
         play_out(state, self.playout, self.horizon, self.rng, self.playout_depth)
 
 
-class RolloutSearch:
+class RolloutSearch(_SearchBase):
     """Determinized rollouts of a base policy (Perfect Information Monte Carlo with the
     rollout algorithm's improvement step): deal ``samples`` determinizations; in each, try
     every legal action and finish with the same playout policy and the same random draws
@@ -377,17 +399,9 @@ class RolloutSearch:
         min_samples: int = 1,
         confidence: float = DEFAULT_CONFIDENCE,
     ) -> None:
-        if get_game(game_id).from_observation is None:
-            raise SearchError(f"{game_id} cannot build a state from an observation")
-        self.game_id = game_id
-        self.seat = seat
-        self.rng = rng
-        self.budget = budget or SearchBudget()
-        self.playout = playout
-        self.evaluate = evaluate
-        self.horizon = horizon
-        self.playout_depth = playout_depth
-        self.prior = prior
+        super().__init__(
+            game_id, seat, rng, budget, playout, evaluate, horizon, playout_depth, prior
+        )
         self.prior_margin = prior_margin
         #: Samples dealt even when the budget divided by the actions is smaller.
         self.min_samples = min_samples
