@@ -255,43 +255,23 @@ class Search(SearchBot):
         )
 
 
-class Search25(Search):
-    """25 iterations per decision."""
-
-    GRADED = True
-    BUDGET = SearchBudget(25, DEFAULT_TIME_MS)
-
-
-class Search50(Search):
-    """50 iterations per decision."""
-
-    GRADED = True
-    BUDGET = SearchBudget(50, DEFAULT_TIME_MS)
-
-
-class Search100(Search):
-    """100 iterations per decision."""
-
-    GRADED = True
-    BUDGET = SearchBudget(100, DEFAULT_TIME_MS)
+def graded(iterations: int) -> type[Search]:
+    """house:search-N: ``iterations`` per decision, time-capped like every grade."""
+    return type(
+        f"Search{iterations}",
+        (Search,),
+        {
+            "__doc__": f"{iterations} iterations per decision (time-capped like every grade).",
+            "__module__": __name__,
+            "GRADED": True,
+            "BUDGET": SearchBudget(iterations, DEFAULT_TIME_MS),
+        },
+    )
 
 
-class Search200(Search):
-    """200 iterations per decision."""
-
-    GRADED = True
-    BUDGET = SearchBudget(200, DEFAULT_TIME_MS)
-
-
-class Search400(Search):
-    """400 iterations per decision (time-capped like every grade)."""
-
-    GRADED = True
-    BUDGET = SearchBudget(400, DEFAULT_TIME_MS)
-
-
-class Search800(Search):
-    """800 iterations per decision (time-capped like every grade)."""
-
-    GRADED = True
-    BUDGET = SearchBudget(800, DEFAULT_TIME_MS)
+Search25 = graded(25)
+Search50 = graded(50)
+Search100 = graded(100)
+Search200 = graded(200)
+Search400 = graded(400)
+Search800 = graded(800)
