@@ -122,6 +122,7 @@ class DockerSandbox(Sandbox):
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         warm: bool = True,
         client: Any = None,
+        reap_interval_s: float | None = REAP_INTERVAL_S,
     ) -> None:
         import docker
 
@@ -129,6 +130,12 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"unknown container runtime {runtime!r}: one of {RUNTIMES}")
         self.runtime = runtime
         self.idle_timeout_s = idle_timeout_s
+        # How often the background reaper looks for idle runtimes; None: no background
+        # reaper (the owner calls reap() itself). Never more often than 10 times a second,
+        # whatever the idle timeout: an idle timeout of 0 must not become a busy loop.
+        self.reap_interval_s = (
+            None if reap_interval_s is None else max(0.1, min(reap_interval_s, idle_timeout_s))
+        )
         self.warm = warm
         self.owner = owner or default_owner()
         try:
@@ -146,8 +153,15 @@ class DockerSandbox(Sandbox):
         self._all: dict[str, Runtime] = {}
         self._closed = threading.Event()
         self.removed_leftovers = self.remove_leftovers()
-        self._reaper = threading.Thread(target=self._reap_loop, name="sandbox-reaper", daemon=True)
-        self._reaper.start()
+        self._reaper: threading.Thread | None = None
+        if self.reap_interval_s is not None:
+            self._reaper = threading.Thread(
+                target=self._reap_loop,
+                args=(self.reap_interval_s,),
+                name="sandbox-reaper",
+                daemon=True,
+            )
+            self._reaper.start()
 
     # -- seats ----------------------------------------------------------------------------
     def seat(
@@ -380,8 +394,8 @@ class DockerSandbox(Sandbox):
             self._remove(runtime)
         return len(stale)
 
-    def _reap_loop(self) -> None:
-        while not self._closed.wait(min(REAP_INTERVAL_S, self.idle_timeout_s)):
+    def _reap_loop(self, interval_s: float) -> None:
+        while not self._closed.wait(interval_s):
             try:
                 self.reap()
             except Exception:  # the reaper must outlive a hiccup of the engine

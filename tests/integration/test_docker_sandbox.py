@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,11 +116,26 @@ def test_two_seats_of_one_match_never_share_a_runtime(sandbox: DockerSandbox) ->
 
 
 def test_idle_runtimes_are_reaped() -> None:
-    sandbox = open_test_sandbox(idle_timeout_s=0.0)
+    # No background reaper here, so the count is this call's alone.
+    sandbox = open_test_sandbox(idle_timeout_s=0.0, reap_interval_s=None)
     try:
         _record, seat = honest_match(sandbox, 4)
         assert seat.runtime is not None
         assert sandbox.reap() == 1
+        assert owned_containers(sandbox) == []
+    finally:
+        sandbox.close()
+
+
+def test_the_background_reaper_removes_idle_runtimes() -> None:
+    sandbox = open_test_sandbox(idle_timeout_s=0.0)
+    try:
+        assert sandbox.reap_interval_s == 0.1  # an idle timeout of 0 is no busy loop
+        _record, seat = honest_match(sandbox, 4)
+        assert seat.runtime is not None
+        deadline = time.monotonic() + 15
+        while owned_containers(sandbox) and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert owned_containers(sandbox) == []
     finally:
         sandbox.close()
