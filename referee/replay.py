@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from saloon.referee.errors import RecordError, RefereeError
 from saloon.referee.games import CHANCE, TERMINAL, State, get_game
@@ -91,3 +92,48 @@ def verify(record: MatchRecord) -> State:
         if not 0 <= fault.seat < len(record.seats):
             raise RecordError(f"a fault names seat {fault.seat}, which does not exist")
     return state
+
+
+def seat_view(record: MatchRecord, seat: int) -> dict[str, Any]:
+    """What seat ``seat`` saw of ``record``, as JSON: never another seat's private cards.
+
+    Kept: the match's header (game, options, who sat where, limits), its result, the seat's
+    own faults, and one step per log entry that the seat saw something of: its own
+    decisions (the observation it was sent, the legal actions, what it chose) and the
+    public events every seat saw. Left out: the seed (it would re-deal every hand), chance
+    outcomes, and other seats' decisions and faults' details.
+    """
+    if not 0 <= seat < len(record.seats):
+        raise RecordError(f"seat {seat} is not a seat of match {record.match_id}")
+    steps: list[dict[str, Any]] = []
+
+    def on_step(step: Step) -> None:
+        item: dict[str, Any] = {"index": step.index}
+        if step.entry.seat == seat:
+            item["observation"] = step.before.observation(seat)
+            item["legal"] = [step.before.action_to_string(a) for a in step.before.legal_actions()]
+            item["chose"] = step.label
+            if step.entry.auto:
+                item["auto"] = True
+        if step.entry.events:
+            item["events"] = [dict(e) for e in step.entry.events]
+        if len(item) > 1:
+            steps.append(item)
+
+    replay(record, on_step)
+    full = record.to_json(timing=False)
+    return {
+        "view": f"seat {seat}",
+        "match_id": record.match_id,
+        "game": record.game,
+        "options": full["options"],
+        "seats": full["seats"],
+        "limits": full["limits"],
+        "outcome": full["outcome"],
+        "abort_reason": full.get("abort_reason"),
+        "scores": full["scores"],
+        "ranks": full["ranks"],
+        "played_out": full["played_out"],
+        "faults": [f for f in full["faults"] if f["seat"] == seat],
+        "steps": steps,
+    }

@@ -113,3 +113,23 @@ class BotRefError(SeasonError):
 
 class QueueUnavailable(SeasonError):
     """No Redis answers at the queue URL (use --local to play on this machine)."""
+
+
+class RegistryError(WorkerError):
+    """The arena's registry refused: a bad name, an unknown user or schedule."""
+
+
+class UserExists(RegistryError):
+    """A user of that name exists."""
+
+
+class UnknownUser(RegistryError):
+    """No user of that name."""
+
+
+class BadToken(RegistryError):
+    """An API token that is missing, malformed or not any user's."""
+
+
+class QualificationFailed(RegistryError):
+    """A submitted version lost its qualification match by a fault (not stored)."""

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from saloon.worker.errors import BotRefError, SeasonSpecError, WorkerError
-from saloon.worker.play import PlayedMatch, play_spec
+from saloon.worker.play import PlayedMatch, StoredResolver, play_spec
 from saloon.worker.spec import MatchSpec
 from saloon.worker.store import Store
 from saloon.worker.store_rows import MatchStatus
@@ -62,6 +62,18 @@ def close_stores() -> None:
         _stores.clear()
 
 
+def stored_resolver(store: Store) -> StoredResolver:
+    """Seats ``bot:NAME@VERSION`` from the store's package registry: (local path, version)."""
+    from saloon.worker.registry import Registry, parse_ref
+
+    registry = Registry(store)
+
+    def resolve(ref: str) -> tuple[str, str]:
+        return registry.unpacked(ref), parse_ref(ref)[1]
+
+    return resolve
+
+
 def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
     """Play the scheduled match of ``spec`` unless it is done or cancelled; record it once.
 
@@ -79,7 +91,7 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
         if status is MatchStatus.CANCELLED:  # cancelling a season cancels its waiting matches
             return JobOutcome.CANCELLED
         try:
-            played = play_spec(spec)
+            played = play_spec(spec, stored_resolver(store))
         except BotRefError as exc:
             store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
             return JobOutcome.REFUSED

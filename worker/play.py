@@ -1,9 +1,9 @@
 """Playing one :class:`~saloon.worker.spec.MatchSpec` on this worker: seats, match, record.
 
-:func:`seat_for` is the one place a bot reference becomes a live seat. Until the sandbox
-module (``saloon.worker.sandbox.open_sandbox``) is on main it resolves house bots and bot
-paths through the referee's ``resolve_seat`` (house bots in-process, paths as local bot
-processes); the switch to ``open_sandbox(kind).seat(...)`` happens here and nowhere else.
+:func:`seat_for` is the one place a bot reference becomes a live seat: house bots through
+the referee's ``resolve_seat`` (in-process), bot paths and stored versions
+(``bot:NAME@VERSION``, unpacked from the store's package registry) in the match's sandbox
+(``saloon.worker.sandbox.open_sandbox``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,23 +63,35 @@ class PlayedMatch:
     stderr: dict[int, str]
 
 
-def seat_for(ref: str, game_id: str, sandbox: SandboxKind, limits: SandboxLimits) -> Seat:
+#: Turns a ``bot:NAME@VERSION`` reference into a local path to serve it from (the store's
+#: package registry, saloon.worker.registry.Registry.unpacked) and its version.
+StoredResolver = Callable[[str], tuple[str, str]]
+
+
+def seat_for(
+    ref: str,
+    game_id: str,
+    sandbox: SandboxKind,
+    limits: SandboxLimits,
+    stored: StoredResolver | None = None,
+) -> Seat:
     """A live seat for bot reference ``ref``; BotRefError when this worker cannot run it.
 
-    ``limits`` are the sandbox limits a bot path's process runs under.
+    ``limits`` are the sandbox limits a bot path's process runs under; ``stored`` resolves
+    stored bot versions (without it they are refused).
     """
     bot, _, _tag = ref.partition(ENTRY_TAG)
+    version = ""
     if ref.startswith(STORED_PREFIX):
-        raise BotRefError(
-            f"seat {ref!r}: stored bot versions need the arena's package registry, "
-            "which does not exist yet (seat the bot's package path instead)"
-        )
-    if ref.startswith(GRPC_PREFIX):
+        if stored is None:
+            raise BotRefError(f"seat {ref!r}: stored bot versions need the results store")
+        bot, version = stored(ref)
+    elif ref.startswith(GRPC_PREFIX):
         raise BotRefError(f"seat {ref!r}: a season cannot seat a grpc target")
-    if not bot.startswith(HOUSE_PREFIX) and Path(bot).exists():
+    if version or (not bot.startswith(HOUSE_PREFIX) and Path(bot).exists()):
         # A bot path: the match's sandbox, under the season's limits.
         try:
-            seat = sandbox_for(sandbox).seat(bot, ref, limits=limits)
+            seat = sandbox_for(sandbox).seat(bot, ref, version, limits=limits)
         except (BotLoadError, PackageError) as exc:  # the bot's own files: not retried
             raise BotRefError(str(exc)) from None
         if isinstance(seat, ProcessSeat):
@@ -115,7 +128,7 @@ def close_sandboxes() -> None:
         box.close()
 
 
-def build_match(spec: MatchSpec) -> Match:
+def build_match(spec: MatchSpec, stored: StoredResolver | None = None) -> Match:
     """The live match of ``spec`` (seats acquired, nothing started yet)."""
     try:
         game = get_game(spec.game)
@@ -124,7 +137,7 @@ def build_match(spec: MatchSpec) -> Match:
     seats: list[Seat] = []
     try:
         for ref in spec.seats:
-            seats.append(seat_for(ref, spec.game, spec.sandbox, spec.sandbox_limits))
+            seats.append(seat_for(ref, spec.game, spec.sandbox, spec.sandbox_limits, stored))
         return Match(
             game,
             seats,
@@ -140,9 +153,9 @@ def build_match(spec: MatchSpec) -> Match:
         raise
 
 
-def play_spec(spec: MatchSpec) -> PlayedMatch:
+def play_spec(spec: MatchSpec, stored: StoredResolver | None = None) -> PlayedMatch:
     """Play the match of ``spec`` to its end (or its abort) and return what to record."""
-    match = build_match(spec)
+    match = build_match(spec, stored)
     record = match.run()
     stderr = {i: text for i, seat in enumerate(match.seats) if (text := seat.diagnostics())}
     log.info("%s: played (%s)", spec.match_id, record.outcome.value)

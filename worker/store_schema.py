@@ -18,7 +18,7 @@ NAMING_CONVENTION = {
 }
 
 #: The migration revision these tables correspond to (a test checks it is the newest).
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 
 metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -130,4 +130,51 @@ seat_stderr = sa.Table(
     sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("dropped_bytes", sa.Integer, nullable=False),
+)
+
+# -- the arena's tables (revision 0002): accounts, the package registry, season owners ---
+
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("name", ID, primary_key=True),
+    # "user" or "organiser".
+    sa.Column("role", sa.String(20), nullable=False),
+    # sha256 hex of the token's secret part; the token itself is never stored.
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
+
+packages = sa.Table(
+    "packages",
+    metadata,
+    # sha256 hex of ``data`` (the whole digest: a package's key must not be forgeable).
+    sa.Column("digest", sa.String(64), primary_key=True),
+    # The package's files as a gzip-compressed tar (saloon.worker.registry).
+    sa.Column("data", sa.LargeBinary, nullable=False),
+    sa.Column("size", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
+
+season_owners = sa.Table(
+    "season_owners",
+    metadata,
+    sa.Column("season_id", ID, primary_key=True),
+    sa.Column("organiser", ID, nullable=False),
+    # The repeating schedule that made it ("" when made by hand).
+    sa.Column("schedule_id", ID, nullable=False),
+)
+
+schedules = sa.Table(
+    "schedules",
+    metadata,
+    sa.Column("schedule_id", ID, primary_key=True),
+    sa.Column("organiser", ID, nullable=False),
+    # The season request repeated (game, options, players, rounds, house bots, ...).
+    sa.Column("spec", sa.JSON, nullable=False),
+    sa.Column("every_s", sa.Integer, nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    # How many seasons it has made (the next one's number).
+    sa.Column("made", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
 )

@@ -33,6 +33,8 @@ bash deploy/bot-image/wheels.sh "$work/wheels"
 mkdir -p "$work/ctx"
 "$PY" -m pip install -q --disable-pip-version-check --no-deps --no-index \
   --target "$work/ctx/site" "$work"/wheels/*.whl
+# A bot talks the bot protocol only: the arena API's generated code stays out of its image.
+rm -rf "$work/ctx/site/saloon/sdk/arena_proto"
 cat >"$work/ctx/Dockerfile" <<DOCKERFILE
 FROM $rootfs_tag
 COPY site/ /usr/local/lib/python3.11/dist-packages/

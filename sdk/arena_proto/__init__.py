@@ -1,0 +1,1 @@
+"""Generated protocol code (proto/generate.py); do not edit."""

@@ -1,0 +1,281 @@
+"""``ArenaClient``: the arena API from Python (what ``saloon submit`` and friends use).
+
+    from saloon.sdk import ArenaClient
+
+    with ArenaClient() as arena:               # address + token from the environment/config
+        reply = arena.submit("mybot/", game="seizure-v1", name="mybot")
+        print(reply.version, reply.accepted, reply.qualification.rank)
+        board = arena.leaderboard("seizure-v1")
+
+Where the address and the token come from, first found wins:
+
+1. the arguments (``ArenaClient("arena.example.org:50051", token="alice.s3cret")``);
+2. the environment: ``SALOON_SERVER``, ``SALOON_TOKEN`` (and ``SALOON_TLS=1``);
+3. the config file ``$SALOON_CONFIG`` or ``~/.config/saloon/client.toml``::
+
+       server = "arena.example.org:50051"
+       token = "alice.s3cret"
+       tls = true
+
+Errors come back as :class:`ArenaClientError` with the gRPC status code's name and the
+server's one-line message. The generated code is imported on first use, so ``import
+saloon.sdk`` stays light (bot images do not carry the arena API).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import grpc
+
+from saloon.sdk.errors import SdkError
+
+#: Bytes per upload chunk (the server takes at most 2 MiB a message).
+CHUNK_BYTES = 256 * 1024
+#: Folders and files never packed from a bot folder.
+SKIPPED = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
+CONFIG_ENV = "SALOON_CONFIG"
+
+
+class ArenaClientError(SdkError):
+    """A call the server refused (``code``: the gRPC status name) or could not be made."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Where the arena is and who is calling."""
+
+    server: str
+    token: str
+    tls: bool = False
+
+
+def config_path() -> Path:
+    """The client config file's path ($SALOON_CONFIG or ~/.config/saloon/client.toml)."""
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "saloon" / "client.toml"
+
+
+def load_config(server: str | None = None, token: str | None = None) -> ClientConfig | None:
+    """The arena to talk to, or None when no server is configured anywhere."""
+    file: dict[str, Any] = {}
+    path = config_path()
+    if path.is_file():
+        try:
+            file = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ArenaClientError("INVALID_CONFIG", f"{path}: {exc}") from None
+    server = server or os.environ.get("SALOON_SERVER") or file.get("server")
+    if not server:
+        return None
+    token = token or os.environ.get("SALOON_TOKEN") or file.get("token") or ""
+    tls_env = os.environ.get("SALOON_TLS")
+    tls = tls_env not in ("", "0", "false") if tls_env is not None else bool(file.get("tls"))
+    return ClientConfig(str(server), str(token), tls)
+
+
+def package_bytes(path: str | os.PathLike[str]) -> tuple[bytes, str]:
+    """(upload bytes, file name) of a bot: a file as it is, a folder as a .tar.gz of its
+    regular files (caches and version-control folders left out)."""
+    p = Path(path)
+    if p.is_file():
+        return p.read_bytes(), p.name
+    if not p.is_dir():
+        raise ArenaClientError("INVALID_ARGUMENT", f"no bot file or folder at {p}")
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for file in sorted(p.rglob("*")):
+            rel = file.relative_to(p)
+            if any(part in SKIPPED for part in rel.parts) or file.suffix == ".pyc":
+                continue
+            if file.is_symlink():
+                raise ArenaClientError(
+                    "INVALID_ARGUMENT", f"{file}: a bot package holds no symbolic links"
+                )
+            if file.is_file():
+                info = tarfile.TarInfo(rel.as_posix())
+                data = file.read_bytes()
+                info.size = len(data)
+                info.mode = 0o644
+                tar.addfile(info, io.BytesIO(data))
+    return out.getvalue(), f"{p.resolve().name or 'bot'}.tar.gz"
+
+
+class ArenaClient:
+    """A connection to an arena server, as one user."""
+
+    def __init__(
+        self,
+        server: str | None = None,
+        token: str | None = None,
+        *,
+        tls: bool | None = None,
+        timeout_s: float = 600.0,
+    ) -> None:
+        config = load_config(server, token)
+        if config is None:
+            raise ArenaClientError(
+                "NO_SERVER",
+                "no arena server configured (pass one, set SALOON_SERVER, or write "
+                f"{config_path()})",
+            )
+        from saloon.sdk.arena_proto import arena_pb2, arena_pb2_grpc
+
+        self.pb = arena_pb2
+        self.config = config
+        self.timeout_s = timeout_s
+        use_tls = config.tls if tls is None else tls
+        options = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+        if use_tls:
+            creds = grpc.ssl_channel_credentials()
+            self.channel = grpc.secure_channel(config.server, creds, options=options)
+        else:
+            self.channel = grpc.insecure_channel(config.server, options=options)
+        self.stub = arena_pb2_grpc.ArenaStub(self.channel)
+        self._metadata = (("authorization", f"Bearer {config.token}"),)
+
+    def __enter__(self) -> ArenaClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel."""
+        self.channel.close()
+
+    def _call(self, method: Any, request: Any) -> Any:
+        try:
+            return method(request, metadata=self._metadata, timeout=self.timeout_s)
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+
+    # -- bots ----------------------------------------------------------------------------
+
+    def submit(self, path: str | os.PathLike[str], *, game: str, name: str) -> Any:
+        """Upload the bot at ``path`` (a .py file, a folder, a .tar.gz / .tar / .zip) as a
+        new version of bot ``name``; the SubmitReply (accepted, version, qualification)."""
+        data, filename = package_bytes(path)
+        return self.submit_bytes(data, filename, game=game, name=name)
+
+    def submit_bytes(self, data: bytes, filename: str, *, game: str, name: str) -> Any:
+        """Upload a package given as bytes (see :meth:`submit`)."""
+        pb = self.pb
+
+        def chunks() -> Iterator[Any]:
+            yield pb.SubmitChunk(header=pb.SubmitHeader(name=name, game=game, filename=filename))
+            for start in range(0, len(data), CHUNK_BYTES):
+                yield pb.SubmitChunk(data=data[start : start + CHUNK_BYTES])
+
+        return self._call(self.stub.SubmitBot, chunks())
+
+    def bots(self, game: str = "", owner: str = "") -> list[Any]:
+        """Bots with their accepted versions (BotInfo messages)."""
+        request = self.pb.ListBotsRequest(game=game, owner=owner)
+        return list(self._call(self.stub.ListBots, request).bots)
+
+    # -- seasons -------------------------------------------------------------------------
+
+    def create_season(
+        self,
+        game: str,
+        *,
+        options: Mapping[str, str] | None = None,
+        players: int = 0,
+        rounds: int = 1,
+        seed: int = 0,
+        season_id: str = "",
+        house: Sequence[str] = (),
+        start: bool = False,
+        repeat_every_s: int = 0,
+        duplicate: bool = False,
+    ) -> Any:
+        """A season of ``game``'s ladder (organisers); the SeasonInfo."""
+        request = self.pb.CreateSeasonRequest(
+            game=game,
+            options=dict(options or {}),
+            players=players,
+            rounds=rounds,
+            seed=seed,
+            season_id=season_id,
+            house=list(house),
+            start=start,
+            repeat_every_s=repeat_every_s,
+            duplicate=duplicate,
+        )
+        return self._call(self.stub.CreateSeason, request)
+
+    def start_season(self, season_id: str) -> Any:
+        """Enqueue the season's unplayed matches; the SeasonInfo."""
+        return self._call(self.stub.StartSeason, self.pb.SeasonRef(season_id=season_id))
+
+    def cancel_season(self, season_id: str) -> Any:
+        """Drop the season's unplayed matches; the SeasonInfo."""
+        return self._call(self.stub.CancelSeason, self.pb.SeasonRef(season_id=season_id))
+
+    def watch_season(self, season_id: str) -> Iterator[Any]:
+        """SeasonInfo now and at each change, until the season has finished."""
+        stream = self._call(self.stub.WatchSeason, self.pb.SeasonRef(season_id=season_id))
+        try:
+            yield from stream
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+
+    def season(self, season_id: str) -> Any:
+        """The season's progress now (the first message of :meth:`watch_season`)."""
+        stream = self._call(self.stub.WatchSeason, self.pb.SeasonRef(season_id=season_id))
+        try:
+            first = next(iter(stream))
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+        stream.cancel()
+        return first
+
+    def cancel_schedule(self, schedule_id: str) -> Any:
+        """Stop a ladder's repeating seasons; the ScheduleInfo."""
+        return self._call(self.stub.CancelSchedule, self.pb.ScheduleRef(schedule_id=schedule_id))
+
+    # -- reading -------------------------------------------------------------------------
+
+    def leaderboard(
+        self, game: str = "", options: Mapping[str, str] | None = None, season_id: str = ""
+    ) -> Any:
+        """A ladder's all-time board, or one season's (Leaderboard: rows, title, json)."""
+        request = self.pb.LeaderboardRequest(
+            game=game, options=dict(options or {}), season_id=season_id
+        )
+        return self._call(self.stub.GetLeaderboard, request)
+
+    def match(self, match_id: str, seat: int = -1) -> tuple[dict[str, Any], str]:
+        """(record, stderr) of a match: as ``seat`` saw it (with that bot's stderr for its
+        owner), or in full (``seat=-1``, the season's organiser)."""
+        reply = self._call(self.stub.GetMatch, self.pb.MatchRequest(match_id=match_id, seat=seat))
+        return json.loads(reply.record_json), reply.stderr
+
+
+def _error(exc: grpc.RpcError) -> ArenaClientError:
+    code = exc.code() if hasattr(exc, "code") else None
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    return ArenaClientError(code.name if code is not None else "UNKNOWN", str(details))

@@ -1,0 +1,148 @@
+"""The arena API end to end in one process: a real gRPC server on a loopback port, a real
+SQLite store, submissions qualified in the process sandbox, the SDK client."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from saloon.sdk import ArenaClient
+from saloon.sdk.client import ArenaClientError
+from saloon.worker.registry import Registry
+from saloon.worker.store import Store
+
+from .arena_fixtures import CRASHING_BOT, Arena, arena, write_bot
+
+__all__ = ["arena"]
+
+GAME = "western-showdown-v1"
+
+
+def test_submit_accepts_a_bot_after_its_qualification_match(arena: Arena, tmp_path: Path) -> None:
+    with arena.client("alice") as alice:
+        reply = alice.submit(write_bot(tmp_path / "b"), game=GAME, name="honest")
+        assert reply.accepted and reply.new_version
+        assert reply.version.startswith("sha256:")
+        q = reply.qualification
+        assert q.passed and q.opponents == ["house:greedy"] and q.rank in (1, 2)
+        assert list(q.faults) == []
+        # The same files again: the same version, no new match.
+        again = alice.submit(write_bot(tmp_path / "b"), game=GAME, name="honest")
+        assert again.accepted and not again.new_version and again.version == reply.version
+        bots = alice.bots()
+    assert [(b.name, b.owner, b.game) for b in bots] == [("honest", "alice", GAME)]
+    assert [v.version for v in bots[0].versions] == [reply.version]
+
+
+def test_a_faulting_bot_is_refused_with_its_fault_and_stderr(arena: Arena, tmp_path: Path) -> None:
+    with arena.client("alice") as alice:
+        reply = alice.submit(write_bot(tmp_path / "c", CRASHING_BOT), game=GAME, name="crasher")
+    assert not reply.accepted
+    assert not reply.qualification.passed
+    assert any(f.startswith("CRASH") for f in reply.qualification.faults), reply.qualification
+    assert "about to fail on purpose" in reply.qualification.stderr
+    with Store.open(arena.store_url) as store:
+        assert store.bot("crasher") is None  # nothing stored
+
+
+def test_another_users_bot_name_cannot_be_taken(arena: Arena, tmp_path: Path) -> None:
+    with arena.client("alice") as alice:
+        assert alice.submit(write_bot(tmp_path / "a"), game=GAME, name="shared").accepted
+    with arena.client("bob") as bob, pytest.raises(ArenaClientError) as err:
+        bob.submit(write_bot(tmp_path / "b", extra={"x.txt": "bob's"}), game=GAME, name="shared")
+    assert err.value.code == "ALREADY_EXISTS"
+    with Store.open(arena.store_url) as store:
+        assert [v.meta["submitted_by"] for v in store.versions("shared")] == ["alice"]
+
+
+def test_a_bad_token_is_refused(arena: Arena) -> None:
+    for token in ("", "alice.wrong-secret-of-some-length", "nobody.abcdefghijkl", "garbage"):
+        with ArenaClient(arena.address, token) as client, pytest.raises(ArenaClientError) as err:
+            client.bots()
+        assert err.value.code == "UNAUTHENTICATED", token
+
+
+def test_tokens_are_stored_hashed(arena: Arena) -> None:
+    with Store.open(arena.store_url) as store:
+        import sqlalchemy as sa
+
+        with store.engine.connect() as conn:
+            hashes = conn.execute(sa.text("select token_hash from users")).scalars().all()
+    for token in arena.tokens.values():
+        secret = token.partition(".")[2]
+        assert all(secret not in h for h in hashes)
+        assert len(hashes) == 3 and all(len(h) == 64 for h in hashes)
+
+
+def test_rotating_a_token_retires_the_old_one(arena: Arena) -> None:
+    with Store.open(arena.store_url) as store:
+        new = Registry(store).rotate_token("bob")
+    with arena.client("bob") as old, pytest.raises(ArenaClientError) as err:
+        old.bots()
+    assert err.value.code == "UNAUTHENTICATED"
+    with ArenaClient(arena.address, new) as client:
+        assert client.bots() == []
+
+
+def test_only_organisers_create_seasons(arena: Arena) -> None:
+    with arena.client("alice") as alice, pytest.raises(ArenaClientError) as err:
+        alice.create_season(GAME, house=["greedy", "random"])
+    assert err.value.code == "PERMISSION_DENIED"
+
+
+def test_a_season_without_a_queue_is_created_not_started(arena: Arena, tmp_path: Path) -> None:
+    with arena.client("alice") as alice:
+        alice.submit(write_bot(tmp_path / "a"), game=GAME, name="ace")
+    with arena.client("olga") as olga:
+        info = olga.create_season(GAME, house=["greedy"], season_id="w1")
+        assert info.status == "created" and info.total == 2 and info.organiser == "olga"
+        ace = f"bot:ace@{_version(olga, 'ace')}"
+        assert sorted(info.participants) == sorted([ace, "house:greedy"])
+        with pytest.raises(ArenaClientError) as err:
+            olga.start_season("w1")
+        assert err.value.code == "FAILED_PRECONDITION"
+        with pytest.raises(ArenaClientError) as err:
+            olga.create_season("no-such-game-v1")
+        assert err.value.code == "INVALID_ARGUMENT"
+        with pytest.raises(ArenaClientError) as err:
+            olga.create_season(GAME, players=2)  # one bot: the ladder cannot fill 2 seats
+        assert err.value.code == "INVALID_ARGUMENT" and "needs at least" in err.value.message
+
+
+def _version(client: ArenaClient, name: str) -> str:
+    return next(b for b in client.bots() if b.name == name).versions[-1].version
+
+
+def test_the_health_service_answers_serving(arena: Arena) -> None:
+    with grpc.insecure_channel(arena.address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        for service in ("", "saloon.v1.Arena"):
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_the_boards_are_read_only_html(arena: Arena) -> None:
+    with urllib.request.urlopen(arena.http + "/", timeout=10) as page:
+        assert page.status == 200 and b"Saloon leaderboards" in page.read()
+    with urllib.request.urlopen(arena.http + "/healthz", timeout=10) as page:
+        assert page.read() == b"ok\n"
+    request = urllib.request.Request(arena.http + "/", data=b"x", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(request, timeout=10)
+    assert err.value.code == 405
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(arena.http + "/season/nope", timeout=10)
+    assert err.value.code == 404
+
+
+def test_the_leaderboard_of_an_empty_ladder_comes_back(arena: Arena) -> None:
+    with arena.client("bob") as bob:
+        board = bob.leaderboard(GAME)
+    assert "western-showdown-v1" in board.title
+    assert json.loads(board.json)["rows"] == [] or isinstance(json.loads(board.json), dict)

@@ -1,0 +1,431 @@
+"""The arena's registry in the results store: users and tokens, bot packages, season owners
+and repeating schedules.
+
+* **Users** have a role (``user`` or ``organiser``) and one API token, ``<user>.<secret>``.
+  Only the sha256 of the secret is stored; a token is checked by comparing digests with
+  :func:`hmac.compare_digest` (constant time), after finding the user by name.
+* **Packages** are stored once per content: a gzip-compressed tar of the package's files,
+  keyed by the whole sha256 of the tar (not the 64-bit version id, which a hostile author
+  could collide with another bot's). A version's meta names its package, its entry file,
+  its game and its qualification.
+* A stored bot version is seated as ``bot:NAME@VERSION``: a worker unpacks its package into
+  a cache folder on its own host (:meth:`Registry.unpacked`) and hands that to its sandbox,
+  which builds the image once per content hash.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import hmac
+import io
+import os
+import re
+import secrets
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from saloon.worker import store_schema as t
+from saloon.worker.errors import (
+    BadToken,
+    BotRefError,
+    RegistryError,
+    UnknownBot,
+    UnknownUser,
+    UserExists,
+)
+from saloon.worker.packages import BotPackage, archive_bytes
+from saloon.worker.spec import ENTRY_TAG, STORED_PREFIX
+from saloon.worker.store import Store, VersionRow
+
+#: User names: short, lower-case, safe in a token, a URL and a log line.
+USER_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+#: Bot names: the same alphabet, up to 40 characters.
+BOT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+#: Bytes of randomness in a token's secret (256 bits).
+TOKEN_BYTES = 32
+#: Where workers unpack stored packages ($SALOON_PACKAGE_CACHE overrides).
+CACHE_ENV = "SALOON_PACKAGE_CACHE"
+
+
+class Role(StrEnum):
+    """What a user may do: ``user`` submits bots; ``organiser`` also runs seasons."""
+
+    USER = "user"
+    ORGANISER = "organiser"
+
+
+@dataclass(frozen=True)
+class User:
+    """An authenticated user."""
+
+    name: str
+    role: Role
+
+    @property
+    def organiser(self) -> bool:
+        """True when the user may create, start and cancel seasons."""
+        return self.role is Role.ORGANISER
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    """An accepted bot version: its bot, owner, game and package."""
+
+    bot: str
+    owner: str
+    game: str
+    version: VersionRow
+
+    @property
+    def ref(self) -> str:
+        """How a season seats it: ``bot:NAME@VERSION``."""
+        return f"{STORED_PREFIX}{self.bot}@{self.version.version}"
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """A ladder's repeating seasons."""
+
+    schedule_id: str
+    organiser: str
+    spec: dict[str, Any]
+    every_s: int
+    active: bool
+    made: int
+
+
+def check_bot_name(name: str) -> str:
+    """The name unchanged if a bot may have it; RegistryError otherwise."""
+    if not BOT_NAME_RE.match(name):
+        raise RegistryError(
+            f"bot name {name[:60]!r}: use 1-40 of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def check_user_name(name: str) -> str:
+    """The name unchanged if a user may have it; RegistryError otherwise."""
+    if not USER_NAME_RE.match(name):
+        raise RegistryError(
+            f"user name {name[:60]!r}: use 1-32 of a-z, 0-9, '_' and '-', starting with a letter"
+        )
+    return name
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def pack(package: BotPackage) -> tuple[str, bytes]:
+    """(sha256 hex of the canonical tar, the tar gzip-compressed) of ``package``."""
+    tar = archive_bytes(package)
+    return hashlib.sha256(tar).hexdigest(), gzip.compress(tar, mtime=0)
+
+
+def unpack(data: bytes, entry: str, is_folder: bool) -> BotPackage:
+    """The package stored as ``data`` (:func:`pack`'s bytes)."""
+    files = []
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(data)), mode="r:") as tar:
+        for member in tar.getmembers():
+            extracted = tar.extractfile(member)
+            if not member.isfile() or extracted is None:
+                raise RegistryError(f"stored package entry {member.name!r} is not a file")
+            files.append((member.name, extracted.read()))
+    return BotPackage(tuple(files), entry, is_folder)
+
+
+def parse_ref(ref: str) -> tuple[str, str]:
+    """(name, version) of a ``bot:NAME@VERSION[#TAG]`` reference; BotRefError otherwise."""
+    body = ref.partition(ENTRY_TAG)[0]
+    if not body.startswith(STORED_PREFIX):
+        raise BotRefError(f"{ref!r} is not a stored bot reference (bot:NAME@VERSION)")
+    name, at, version = body[len(STORED_PREFIX) :].partition("@")
+    if not at or not name or not version:
+        raise BotRefError(f"{ref!r}: a stored bot is named bot:NAME@VERSION")
+    return name, version
+
+
+class Registry:
+    """The arena's tables of one :class:`~saloon.worker.store.Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- users ---------------------------------------------------------------------------
+
+    def add_user(self, name: str, role: Role = Role.USER) -> str:
+        """Add user ``name``; their new token (shown once, stored hashed)."""
+        check_user_name(name)
+        secret = secrets.token_urlsafe(TOKEN_BYTES)
+        with self.store._write("add user") as conn:
+            exists = conn.execute(
+                sa.select(t.users.c.name).where(t.users.c.name == name)
+            ).one_or_none()
+            if exists is not None:
+                raise UserExists(f"user {name!r} exists (rotate their token instead)")
+            conn.execute(
+                t.users.insert().values(
+                    name=name, role=role.value, token_hash=_digest(secret), created_at=_now()
+                )
+            )
+        return f"{name}.{secret}"
+
+    def rotate_token(self, name: str) -> str:
+        """A new token for user ``name``; the old one stops working at once."""
+        secret = secrets.token_urlsafe(TOKEN_BYTES)
+        with self.store._write("rotate token") as conn:
+            done = conn.execute(
+                t.users.update().where(t.users.c.name == name).values(token_hash=_digest(secret))
+            )
+            if done.rowcount != 1:
+                raise UnknownUser(f"no user named {name!r}")
+        return f"{name}.{secret}"
+
+    def users(self) -> list[User]:
+        """Every user, by name."""
+        with self.store._read("users") as conn:
+            rows = conn.execute(sa.select(t.users).order_by(t.users.c.name)).all()
+        return [User(r.name, Role(r.role)) for r in rows]
+
+    def authenticate(self, token: str) -> User:
+        """The user whose token ``token`` is; BadToken (one message for every cause)."""
+        name, dot, secret = token.partition(".")
+        refused = BadToken("the API token is not valid")
+        if not dot or not USER_NAME_RE.match(name) or not 8 <= len(secret) <= 200:
+            raise refused
+        with self.store._read("authenticate") as conn:
+            row = conn.execute(sa.select(t.users).where(t.users.c.name == name)).one_or_none()
+        # Compare digests even for an unknown user, so timing does not tell who exists.
+        stored = row.token_hash if row is not None else "0" * 64
+        if not hmac.compare_digest(_digest(secret).encode(), stored.encode()) or row is None:
+            raise refused
+        return User(row.name, Role(row.role))
+
+    # -- packages and versions -----------------------------------------------------------
+
+    def put_package(self, package: BotPackage) -> str:
+        """Store ``package`` (once per content); its digest."""
+        digest, data = pack(package)
+        with self.store._write("put package") as conn:
+            conn.execute(
+                self.store._insert_ignore(t.packages, ["digest"]).values(
+                    digest=digest, data=data, size=len(data), created_at=_now()
+                )
+            )
+        return digest
+
+    def package_bytes(self, digest: str) -> bytes:
+        """The stored bytes of package ``digest``; BotRefError when it is not stored."""
+        with self.store._read("package") as conn:
+            data = conn.execute(
+                sa.select(t.packages.c.data).where(t.packages.c.digest == digest)
+            ).scalar_one_or_none()
+        if data is None:
+            raise BotRefError(f"package {digest[:16]} is not in the store")
+        return bytes(data)
+
+    def bot_game(self, name: str) -> str | None:
+        """The game bot ``name`` plays (None for an unknown bot or one with no version)."""
+        versions = self.store.versions(name)
+        return str(versions[-1].meta.get("game")) if versions else None
+
+    def accept(
+        self, owner: str, name: str, game: str, package: BotPackage, meta: dict[str, Any]
+    ) -> tuple[VersionRow, bool]:
+        """Store an accepted version of bot ``name`` (registering the bot for ``owner``):
+        (its row, True when it is new). BotNameTaken when another user owns the name."""
+        known = {v.version for v in self.store.versions(name)}
+        self.store.add_bot(name, owner)  # first: BotNameTaken before anything is stored
+        digest = self.put_package(package)
+        row = self.store.add_version(
+            name,
+            package.version,
+            {
+                **meta,
+                "game": game,
+                "package": digest,
+                "entry": package.entry,
+                "is_folder": package.is_folder,
+            },
+        )
+        return row, package.version not in known
+
+    def latest(self, game: str = "", owner: str = "") -> list[StoredVersion]:
+        """The latest accepted version of every bot (of ``game``, of ``owner``), by name."""
+        out = []
+        for bot in self.store.bots():
+            if owner and bot.owner != owner:
+                continue
+            versions = self.store.versions(bot.name)
+            if not versions:
+                continue
+            last = versions[-1]
+            bot_game = str(last.meta.get("game", ""))
+            if game and bot_game != game:
+                continue
+            out.append(StoredVersion(bot.name, bot.owner, bot_game, last))
+        return out
+
+    def stored_version(self, ref: str) -> StoredVersion:
+        """The accepted version a ``bot:NAME@VERSION`` reference names; BotRefError if none."""
+        name, version = parse_ref(ref)
+        bot = self.store.bot(name)
+        row = next((v for v in self.store.versions(name) if v.version == version), None)
+        if bot is None or row is None or "package" not in row.meta:
+            raise BotRefError(f"{ref!r}: no such bot version in the store")
+        return StoredVersion(name, bot.owner, str(row.meta.get("game", "")), row)
+
+    def unpacked(self, ref: str, cache: Path | None = None) -> str:
+        """A local path to serve ``bot:NAME@VERSION`` from: its package unpacked (once per
+        content) under ``cache`` (default: $SALOON_PACKAGE_CACHE or a folder in /tmp)."""
+        stored = self.stored_version(ref)
+        meta = stored.version.meta
+        digest = str(meta["package"])
+        root = cache or default_cache()
+        folder = root / digest
+        if not folder.is_dir():
+            data = self.package_bytes(digest)
+            package = unpack(data, str(meta["entry"]), bool(meta["is_folder"]))
+            if hashlib.sha256(archive_bytes(package)).hexdigest() != digest:
+                raise BotRefError(f"{ref!r}: the stored package does not match its digest")
+            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fresh = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
+            package.write(fresh)
+            try:
+                fresh.rename(folder)  # atomic: another job may have unpacked it meanwhile
+            except OSError:
+                if not folder.is_dir():
+                    raise
+        if meta["is_folder"]:
+            return str(folder)
+        return str(folder / str(meta["entry"]))
+
+    # -- season owners and schedules -----------------------------------------------------
+
+    def set_season_owner(self, season_id: str, organiser: str, schedule_id: str = "") -> None:
+        """Record who created season ``season_id`` (idempotent)."""
+        with self.store._write("season owner") as conn:
+            conn.execute(
+                self.store._insert_ignore(t.season_owners, ["season_id"]).values(
+                    season_id=season_id, organiser=organiser, schedule_id=schedule_id
+                )
+            )
+
+    def season_owner(self, season_id: str) -> tuple[str, str] | None:
+        """(organiser, schedule id) of season ``season_id``, or None."""
+        with self.store._read("season owner") as conn:
+            row = conn.execute(
+                sa.select(t.season_owners).where(t.season_owners.c.season_id == season_id)
+            ).one_or_none()
+        return None if row is None else (row.organiser, row.schedule_id)
+
+    def add_schedule(
+        self, schedule_id: str, organiser: str, spec: dict[str, Any], every_s: int
+    ) -> ScheduleRow:
+        """Store a repeating schedule (the same id again returns the stored one)."""
+        with self.store._write("add schedule") as conn:
+            conn.execute(
+                self.store._insert_ignore(t.schedules, ["schedule_id"]).values(
+                    schedule_id=schedule_id,
+                    organiser=organiser,
+                    spec=spec,
+                    every_s=every_s,
+                    active=True,
+                    made=0,
+                    created_at=_now(),
+                )
+            )
+        found = self.schedule(schedule_id)
+        assert found is not None
+        return found
+
+    def schedule(self, schedule_id: str) -> ScheduleRow | None:
+        """The schedule ``schedule_id``, or None."""
+        with self.store._read("schedule") as conn:
+            row = conn.execute(
+                sa.select(t.schedules).where(t.schedules.c.schedule_id == schedule_id)
+            ).one_or_none()
+        if row is None:
+            return None
+        return ScheduleRow(
+            row.schedule_id, row.organiser, dict(row.spec), row.every_s, row.active, row.made
+        )
+
+    def next_season_number(self, schedule_id: str) -> int | None:
+        """Count one more season made by an ACTIVE schedule: its number (1, 2, ...), or None
+        when the schedule is inactive or unknown."""
+        with self.store._write("schedule tick") as conn:
+            row = conn.execute(
+                sa.select(t.schedules.c.made, t.schedules.c.active)
+                .where(t.schedules.c.schedule_id == schedule_id)
+                .with_for_update()
+            ).one_or_none()
+            if row is None or not row.active:
+                return None
+            conn.execute(
+                t.schedules.update()
+                .where(t.schedules.c.schedule_id == schedule_id)
+                .values(made=row.made + 1)
+            )
+        return int(row.made) + 1
+
+    def stop_schedule(self, schedule_id: str) -> ScheduleRow:
+        """Make a schedule inactive (no more seasons); RegistryError when unknown."""
+        with self.store._write("stop schedule") as conn:
+            done = conn.execute(
+                t.schedules.update()
+                .where(t.schedules.c.schedule_id == schedule_id)
+                .values(active=False)
+            )
+        if done.rowcount != 1:
+            raise RegistryError(f"no schedule {schedule_id!r}")
+        found = self.schedule(schedule_id)
+        assert found is not None
+        return found
+
+    def schedule_seasons(self, schedule_id: str) -> list[str]:
+        """The ids of the seasons a schedule made, oldest first."""
+        with self.store._read("schedule seasons") as conn:
+            rows = conn.execute(
+                sa.select(t.season_owners.c.season_id)
+                .join(t.seasons, t.seasons.c.season_id == t.season_owners.c.season_id)
+                .where(t.season_owners.c.schedule_id == schedule_id)
+                .order_by(t.seasons.c.id)
+            ).all()
+        return [r.season_id for r in rows]
+
+
+def default_cache() -> Path:
+    """Where this host unpacks stored packages."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    return Path(tempfile.gettempdir()) / f"saloon-packages-{os.getuid()}"
+
+
+__all__ = [
+    "Registry",
+    "Role",
+    "ScheduleRow",
+    "StoredVersion",
+    "UnknownBot",
+    "User",
+    "check_bot_name",
+    "check_user_name",
+    "pack",
+    "parse_ref",
+    "unpack",
+]
