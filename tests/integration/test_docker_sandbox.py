@@ -288,3 +288,16 @@ def test_containers_of_a_dead_process_are_removed_by_the_next_sandbox() -> None:
         assert leftover not in {c["Id"] for c in successor.client.api.containers(all=True)}
     finally:
         successor.close()
+
+
+def test_the_base_image_carries_the_bot_runtime_but_not_the_arena_api(
+    sandbox: DockerSandbox,
+) -> None:
+    probe = (
+        "import importlib.util as u, saloon.sdk.run, saloon.sdk.proto.bot_pb2; "
+        "print(u.find_spec('saloon.sdk.arena_proto'))"
+    )
+    out = sandbox.client.containers.run(
+        sandbox.base, ["python3", "-c", probe], network_disabled=True, remove=True
+    )
+    assert out.decode().strip() == "None"

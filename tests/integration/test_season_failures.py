@@ -11,11 +11,9 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,67 +27,16 @@ from saloon.worker.schedule import SeasonSpec
 from saloon.worker.seasons import create, progress, run_here, start
 from saloon.worker.store import Store
 from tests import services
-from tests.databases import postgres_schema
+
+from .season_fixtures import Workers, pg_url, queue_name, workers
+
+__all__ = ["pg_url", "queue_name", "workers"]
 
 BOTS = Path(__file__).parent / "bots"
 #: Short clocks: the path bot answers in ~10 ms.
 LIMITS = MatchLimits(decision_ms=2000, bank_ms=2000, start_ms=10_000)
 #: The longest any season below may take (they take a few seconds on a quiet machine).
 SEASON_TIMEOUT_S = 40
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with postgres_schema("seasons") as url:
-        yield url
-
-
-@pytest.fixture
-def queue_name(redis_url: str) -> Iterator[str]:
-    name = f"test-seasons-{uuid.uuid4().hex[:8]}"
-    yield name
-    SeasonQueue(connect(redis_url), name).purge()
-
-
-class Workers:
-    """Worker processes this test started (stopped by pid at the end)."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def start(self, redis_url: str, queue: str, *extra: str) -> subprocess.Popen[bytes]:
-        log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
-        argv = [sys.executable, "-m", "saloon.worker.worker_main", "--redis", redis_url]
-        proc = subprocess.Popen(
-            [*argv, "--queue", queue, *extra],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
-        self.procs.append(proc)
-        return proc
-
-    def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted(self.tmp.glob("worker-*")))
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-@pytest.fixture
-def workers(tmp_path: Path) -> Iterator[Workers]:
-    ws = Workers(tmp_path)
-    yield ws
-    ws.stop()
 
 
 def season(season_id: str, participants: tuple[str, ...], rounds: int = 1) -> SeasonSpec:

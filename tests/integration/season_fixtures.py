@@ -1,0 +1,70 @@
+"""Fixtures of the tests that run seasons on real workers: a PostgreSQL schema, an RQ queue
+of their own, worker processes started here and stopped by pid."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from saloon.worker.queue import SeasonQueue, connect
+from tests.databases import postgres_schema
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    with postgres_schema("seasons") as url:
+        yield url
+
+
+@pytest.fixture
+def queue_name(redis_url: str) -> Iterator[str]:
+    name = f"test-seasons-{uuid.uuid4().hex[:8]}"
+    yield name
+    SeasonQueue(connect(redis_url), name).purge()
+
+
+class Workers:
+    """Worker processes this test started (stopped by pid at the end)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, redis_url: str, queue: str, *extra: str) -> subprocess.Popen[bytes]:
+        log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
+        argv = [sys.executable, "-m", "saloon.worker.worker_main", "--redis", redis_url]
+        proc = subprocess.Popen(
+            [*argv, "--queue", queue, *extra],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.tmp.glob("worker-*")))
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[Workers]:
+    ws = Workers(tmp_path)
+    yield ws
+    ws.stop()

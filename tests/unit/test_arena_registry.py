@@ -1,0 +1,123 @@
+"""The arena's registry and the pieces under the API: tokens, packages, uploads, seat views.
+
+A SQLite store in a temp folder (the store's own tests cover PostgreSQL alike).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from saloon.referee.bots import resolve_seat
+from saloon.referee.errors import RecordError
+from saloon.referee.match import play_match
+from saloon.referee.replay import seat_view
+from saloon.worker.errors import BadToken, BotRefError, PackageFormatError, UserExists
+from saloon.worker.packages import load_package
+from saloon.worker.registry import Registry, Role, pack, parse_ref, unpack
+from saloon.worker.store import Store
+from saloon.worker.submit import read_upload, sniff_suffix
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Registry:
+    return Registry(Store.open(tmp_path / "r.db"))
+
+
+def test_a_token_works_once_made_and_is_stored_only_as_a_digest(registry: Registry) -> None:
+    token = registry.add_user("alice", Role.ORGANISER)
+    name, _, secret = token.partition(".")
+    assert name == "alice" and len(secret) >= 40
+    user = registry.authenticate(token)
+    assert user.name == "alice" and user.organiser
+    with registry.store.engine.connect() as conn:
+        import sqlalchemy as sa
+
+        stored = conn.execute(sa.text("select token_hash from users")).scalar_one()
+    assert stored == hashlib.sha256(secret.encode()).hexdigest()
+    with pytest.raises(UserExists):
+        registry.add_user("alice")
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "alice", "alice.", "alice.short", "bob.x" * 10, "Alice.abcdefghijkl", "a.b.c"]
+)
+def test_bad_tokens_get_one_message(registry: Registry, bad: str) -> None:
+    registry.add_user("alice")
+    with pytest.raises(BadToken, match=r"^the API token is not valid$"):
+        registry.authenticate(bad)
+
+
+def test_packages_round_trip_and_are_keyed_by_their_whole_digest(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    (folder / "lib").mkdir(parents=True)
+    (folder / "bot.py").write_text("import lib.helper\n")
+    (folder / "lib" / "helper.py").write_text("X = 1\n")
+    package = load_package(folder)
+    digest, data = pack(package)
+    assert len(digest) == 64 and pack(package) == (digest, data)  # deterministic
+    again = unpack(data, package.entry, package.is_folder)
+    assert again == package and again.version == package.version
+
+
+def test_stored_versions_unpack_once_into_the_cache(registry: Registry, tmp_path: Path) -> None:
+    package = load_package(_bot_file(tmp_path, "solo.py"))
+    registry.accept("alice", "solo", "seizure-v1", package, {})
+    ref = f"bot:solo@{package.version}#2"
+    path = registry.unpacked(ref, tmp_path / "cache")
+    assert Path(path).name == "solo.py" and Path(path).read_text() == "print('hi')\n"
+    assert registry.unpacked(ref, tmp_path / "cache") == path
+    with pytest.raises(BotRefError):
+        registry.unpacked("bot:solo@sha256:0000000000000000", tmp_path / "cache")
+    assert parse_ref(ref) == ("solo", package.version)
+    for bad in ("house:greedy", "bot:solo", "bot:@v", "bot:solo@"):
+        with pytest.raises(BotRefError):
+            parse_ref(bad)
+
+
+def _bot_file(tmp: Path, name: str) -> Path:
+    path = tmp / name
+    path.write_text("print('hi')\n")
+    return path
+
+
+def test_uploads_are_told_apart_by_their_bytes_not_their_names(tmp_path: Path) -> None:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo("bot.py")
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"x=1\n"))
+    assert sniff_suffix(out.getvalue(), "bot.zip") == ".tar.gz"
+    assert sniff_suffix(b"print(1)\n", "bot.py") == ".py"
+    with pytest.raises(PackageFormatError):
+        sniff_suffix(b"print(1)\n", "bot.tar.gz")
+    with pytest.raises(PackageFormatError):
+        sniff_suffix(b"\xff\xfe", "bot.py")
+    assert read_upload(out.getvalue(), "whatever.bin").files == (("bot.py", b"x=1\n"),)
+    # A single file keeps its own name (its entry); a path in the name is dropped.
+    assert read_upload(b"x=1\n", "../../mine.py").entry == "mine.py"
+
+
+def test_a_seat_view_holds_what_that_seat_saw_and_nothing_else() -> None:
+    seats = [resolve_seat("house:greedy", "seizure-v1"), resolve_seat("house:random", "seizure-v1")]
+    record = play_match("seizure-v1", seats, seed=7, match_id="view-1")
+    for seat in (0, 1):
+        view = seat_view(record, seat)
+        assert "seed" not in view and "log" not in view
+        assert all(
+            set(s) <= {"index", "observation", "legal", "chose", "auto", "events"}
+            for s in view["steps"]
+        )
+        own = [e for e in record.log if e.seat == seat]
+        decisions = [s for s in view["steps"] if "observation" in s]
+        assert len(decisions) == len(own)
+        assert all(s["chose"] in s["legal"] for s in decisions)
+        # Every observation is the seat's own (what the referee sent it).
+        assert all(s["observation"].get("seat", seat) == seat for s in decisions)
+        assert view["ranks"] == record.ranks and view["scores"] == record.scores
+    with pytest.raises(RecordError):
+        seat_view(record, 2)
