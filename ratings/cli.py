@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import os
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from saloon.ratings.errors import NoResultsError, OutputError, RatingsError
 from saloon.referee.cli import parse_option
+from saloon.sdk.client import ArenaClientError, load_config
 from saloon.worker.cli_season import add_store_argument
 
 if TYPE_CHECKING:
@@ -49,6 +51,13 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     board.add_argument("--format", choices=FORMATS, default="table", help="default table")
     board.add_argument("--out", metavar="F", help="write to file F instead of stdout")
     add_store_argument(board)
+    board.add_argument(
+        "--server",
+        default=None,
+        help="read it from an arena server (host:port; default $SALOON_SERVER or the client "
+        "config file; none: the local store)",
+    )
+    board.add_argument("--token", default=None, help="API token ($SALOON_TOKEN)")
     board.set_defaults(handler=cmd_leaderboard)
 
     bot = subparsers.add_parser("bot", help="a bot's versions, ratings and recent matches")
@@ -64,7 +73,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     )  # fmt: skip
     add_store_argument(show)
     show.set_defaults(handler=cmd_bot_show)
-    return (RatingsError,)
+    return (RatingsError, ArenaClientError)
 
 
 @contextlib.contextmanager
@@ -114,6 +123,8 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
 
     get_game(args.game)  # an unknown game is a clear error before the store is opened
     options = dict(args.option)
+    if load_config(args.server, args.token) is not None:
+        return _remote_leaderboard(args, options, out)
     with _open_store(args.store) as store:
         if args.season:
             board = season_leaderboard(store, args.season)
@@ -130,6 +141,43 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
         listing = "; ".join(f"--option {' '.join(f'{k}={v}' for k, v in o.options)}"
                             for o in others)  # fmt: skip
         print(f"saloon: other ladders of {args.game} have results: {listing}", file=sys.stderr)
+    return 0
+
+
+def _remote_leaderboard(args: argparse.Namespace, options: dict[str, str], out: TextIO) -> int:
+    """The leaderboard from an arena server: JSON as the server renders it, or its rows as
+    a table or CSV (the HTML page is the server's own, at /leaderboard/GAME)."""
+    from saloon.sdk.client import ArenaClient
+
+    if args.format == "html":
+        raise RatingsError("the server's HTML board is its web page: /leaderboard/GAME")
+    with ArenaClient(args.server, args.token) as client:
+        board = client.leaderboard(args.game, options, args.season or "")
+    head = ["rank", "bot", "owner", "version", "mu-3sigma", "mu", "sigma", "matches", "faults"]
+    rows = [
+        [
+            str(r.rank) if r.rank else "-",
+            r.bot,
+            r.owner,
+            r.version,
+            *(f"{x:.3f}" if r.rank else "-" for x in (r.conservative, r.mu, r.sigma)),
+            str(r.matches),
+            str(r.faults),
+        ]
+        for r in board.rows
+    ]
+    with _output(args.out, out) as sink:
+        if args.format == "json":
+            sink.write(board.json)
+        elif args.format == "csv":
+            writer = csv.writer(sink, lineterminator="\n")
+            writer.writerows([head, *rows])
+        else:
+            widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
+            sink.write(board.title + "\n")
+            for line in [head, *rows]:
+                sink.write("  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)))
+                sink.write("\n")
     return 0
 
 

@@ -4,6 +4,8 @@ SQLite store, submissions qualified in the process sandbox, the SDK client."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -146,3 +148,86 @@ def test_the_leaderboard_of_an_empty_ladder_comes_back(arena: Arena) -> None:
         board = bob.leaderboard(GAME)
     assert "western-showdown-v1" in board.title
     assert json.loads(board.json)["rows"] == [] or isinstance(json.loads(board.json), dict)
+
+
+def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "saloon.referee.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_the_cli_talks_to_the_configured_server(arena: Arena, tmp_path: Path) -> None:
+    bot = write_bot(tmp_path / "cli")
+    config = tmp_path / "client.toml"
+    config.write_text(f'server = "{arena.address}"\ntoken = "{arena.tokens["alice"]}"\n')
+    env = {"SALOON_CONFIG": str(config), "SALOON_STORE": str(tmp_path / "not-used.db")}
+    done = _cli("submit", str(bot), "--game", GAME, "--name", "viacli", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "viacli sha256:" in done.stdout and "accepted as version 1" in done.stdout
+    assert "qualification qualify-viacli-" in done.stdout and "passed" in done.stdout
+    listing = _cli("bots", env=env)
+    assert listing.returncode == 0 and "viacli  (alice, western-showdown-v1)" in listing.stdout
+    board = _cli("leaderboard", "--game", GAME, "--format", "csv", env=env)
+    assert board.returncode == 0, board.stderr
+    assert board.stdout.splitlines()[0].startswith("rank,bot,owner")
+    assert not (tmp_path / "not-used.db").exists()  # nothing went to a local store
+    # A refused submission: exit 1, the fault and the bot's stderr printed.
+    bad = write_bot(tmp_path / "bad", CRASHING_BOT)
+    done = _cli("submit", str(bad), "--game", GAME, "--name", "badcli", env=env)
+    assert done.returncode == 1
+    assert "FAILED" in done.stdout and "fault: CRASH" in done.stdout
+    assert "about to fail on purpose" in done.stdout
+    # A bad token: one clear line, non-zero.
+    done = _cli("bots", "--token", "alice.wrong-wrong-wrong", env=env)
+    assert done.returncode != 0 and "UNAUTHENTICATED" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_without_a_server_the_cli_submits_to_the_local_store(tmp_path: Path) -> None:
+    bot = write_bot(tmp_path / "local")
+    env = {"SALOON_CONFIG": str(tmp_path / "none.toml"), "SALOON_SERVER": ""}
+    db = str(tmp_path / "local.db")
+    done = _cli("submit", str(bot), "--game", GAME, "--name", "homebot", "--store", db, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "accepted as version 1" in done.stdout
+    with Store.open(db) as store:
+        assert [v.meta["game"] for v in store.versions("homebot")] == [GAME]
+
+
+def test_client_config_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from saloon.sdk.client import load_config
+
+    config = tmp_path / "c.toml"
+    config.write_text('server = "file:1"\ntoken = "file.token"\ntls = true\n')
+    monkeypatch.setenv("SALOON_CONFIG", str(config))
+    for name in ("SALOON_SERVER", "SALOON_TOKEN", "SALOON_TLS"):
+        monkeypatch.delenv(name, raising=False)
+    assert load_config() == load_config(None, None)
+    found = load_config()
+    assert found is not None and (found.server, found.token, found.tls) == (
+        "file:1",
+        "file.token",
+        True,
+    )
+    monkeypatch.setenv("SALOON_SERVER", "env:2")
+    monkeypatch.setenv("SALOON_TLS", "0")
+    found = load_config()
+    assert found is not None and (found.server, found.token, found.tls) == (
+        "env:2",
+        "file.token",
+        False,
+    )
+    found = load_config("arg:3", "arg.token")
+    assert found is not None and (found.server, found.token) == ("arg:3", "arg.token")
+    config.write_text("not = [valid")
+    with pytest.raises(ArenaClientError):
+        load_config()
+    config.unlink()
+    monkeypatch.delenv("SALOON_SERVER")
+    assert load_config() is None
