@@ -19,7 +19,8 @@ Where the address and the token come from, first found wins:
 
 Errors come back as :class:`ArenaClientError` with the gRPC status code's name and the
 server's one-line message. The generated code is imported on first use, so ``import
-saloon.sdk`` stays light (bot images do not carry the arena API).
+saloon.sdk`` and the ``saloon`` command's start stay light (no grpc until a call is made;
+bot images do not carry the arena API).
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-
-import grpc
 
 from saloon.sdk.errors import SdkError
 
@@ -136,8 +135,11 @@ class ArenaClient:
                 "no arena server configured (pass one, set SALOON_SERVER, or write "
                 f"{config_path()})",
             )
+        import grpc
+
         from saloon.sdk.arena_proto import arena_pb2, arena_pb2_grpc
 
+        self.grpc = grpc
         self.pb = arena_pb2
         self.config = config
         self.timeout_s = timeout_s
@@ -169,7 +171,7 @@ class ArenaClient:
     def _call(self, method: Any, request: Any) -> Any:
         try:
             return method(request, metadata=self._metadata, timeout=self.timeout_s)
-        except grpc.RpcError as exc:
+        except self.grpc.RpcError as exc:
             raise _error(exc) from None
 
     # -- bots ----------------------------------------------------------------------------
@@ -240,7 +242,7 @@ class ArenaClient:
         stream = self._call(self.stub.WatchSeason, self.pb.SeasonRef(season_id=season_id))
         try:
             yield from stream
-        except grpc.RpcError as exc:
+        except self.grpc.RpcError as exc:
             raise _error(exc) from None
 
     def season(self, season_id: str) -> Any:
@@ -248,7 +250,7 @@ class ArenaClient:
         stream = self._call(self.stub.WatchSeason, self.pb.SeasonRef(season_id=season_id))
         try:
             first = next(iter(stream))
-        except grpc.RpcError as exc:
+        except self.grpc.RpcError as exc:
             raise _error(exc) from None
         stream.cancel()
         return first
@@ -275,7 +277,7 @@ class ArenaClient:
         return json.loads(reply.record_json), reply.stderr
 
 
-def _error(exc: grpc.RpcError) -> ArenaClientError:
+def _error(exc: Any) -> ArenaClientError:
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
     return ArenaClientError(code.name if code is not None else "UNKNOWN", str(details))

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from saloon.referee.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.referee.cli import parse_option
 from saloon.sdk.client import ArenaClient, ArenaClientError, load_config
 from saloon.worker.cli_season import add_store_argument
@@ -30,8 +31,6 @@ LOCAL_OWNER_ENV = "USER"
 
 def register(subparsers: Any) -> tuple[type[Exception], ...]:
     """Add the arena's commands to ``saloon``."""
-    from saloon.referee.arena.server import DEFAULT_HTTP, DEFAULT_LISTEN
-
     serve = subparsers.add_parser("serve", help="run the arena API (gRPC) and the web boards")
     add_store_argument(serve)
     serve.add_argument("--redis", default=None, help="Redis URL of the season queue")

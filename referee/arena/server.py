@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from saloon.referee.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.referee.arena.service import ArenaConfig, ArenaService
 from saloon.referee.arena.web import BoardServer
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
@@ -31,8 +32,6 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = "saloon.v1.Arena"
 #: A chunk of an upload is at most 1 MiB; the whole upload is capped by the service.
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024
-DEFAULT_LISTEN = "127.0.0.1:50051"
-DEFAULT_HTTP = "127.0.0.1:8080"
 
 
 @dataclass
