@@ -11,6 +11,7 @@ match, and closes it at shutdown; :meth:`Sandbox.close` removes everything it st
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -55,6 +56,7 @@ class ProcessSandbox(Sandbox):
 
     def __init__(self) -> None:
         self._seats: list[Seat] = []
+        self._lock = threading.Lock()  # the arena qualifies submissions on several threads
 
     def seat(
         self,
@@ -70,14 +72,16 @@ class ProcessSandbox(Sandbox):
         seat = ProcessSeat(bot_path, bot_id, limits=limits)
         seat.bot_version = bot_version or version_of(bot_path)
         seat.sandbox = SandboxInfo("process", limits)
-        # Seats of finished matches are closed already: keep only the open ones.
-        self._seats = [s for s in self._seats if not getattr(s, "_closed", False)]
-        self._seats.append(seat)
+        with self._lock:
+            # Seats of finished matches are closed already: keep only the open ones.
+            self._seats = [s for s in self._seats if not getattr(s, "_closed", False)]
+            self._seats.append(seat)
         return seat
 
     def close(self) -> None:
         """Close every seat handed out (each kills its process group)."""
-        seats, self._seats = self._seats, []
+        with self._lock:
+            seats, self._seats = self._seats, []
         for seat in seats:
             seat.close()
 

@@ -290,11 +290,18 @@ def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
 # -- ladder seasons (server) ------------------------------------------------------------
 
 
-def cmd_ladder_season(args: argparse.Namespace, out: TextIO) -> int:
-    """Create (and start, or repeat) a season of a ladder on the server."""
+@contextmanager
+def _server(args: argparse.Namespace, otherwise: str) -> Iterator[ArenaClient]:
+    """The configured server's client; ArenaClientError saying ``otherwise`` without one."""
     with _client(args) as client:
         if client is None:
-            raise ArenaClientError("NO_SERVER", "ladder seasons run on an arena server (--server)")
+            raise ArenaClientError("NO_SERVER", f"no arena server configured ({otherwise})")
+        yield client
+
+
+def cmd_ladder_season(args: argparse.Namespace, out: TextIO) -> int:
+    """Create (and start, or repeat) a season of a ladder on the server."""
+    with _server(args, "ladder seasons run on a server: --server HOST:PORT") as client:
         info = client.create_season(
             args.game,
             options=dict(args.option),
@@ -315,9 +322,7 @@ def cmd_ladder_season(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_ladder_season_op(args: argparse.Namespace, out: TextIO) -> int:
     """start / status / cancel a season on the server."""
-    with _client(args) as client:
-        if client is None:
-            raise ArenaClientError("NO_SERVER", "use `saloon season` for a local store")
+    with _server(args, "for a local store use `saloon season`") as client:
         if args.op == "start":
             _print_season(client.start_season(args.season_id), out)
         elif args.op == "cancel":
@@ -332,9 +337,7 @@ def cmd_ladder_season_op(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_ladder_stop(args: argparse.Namespace, out: TextIO) -> int:
     """Stop a repeating schedule."""
-    with _client(args) as client:
-        if client is None:
-            raise ArenaClientError("NO_SERVER", "schedules live on an arena server (--server)")
+    with _server(args, "schedules live on a server: --server HOST:PORT") as client:
         info = client.cancel_schedule(args.schedule_id)
     out.write(f"schedule {info.schedule_id}: stopped after {len(info.seasons)} season(s)\n")
     return 0
@@ -342,9 +345,7 @@ def cmd_ladder_stop(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_ladder_match(args: argparse.Namespace, out: TextIO) -> int:
     """Print a match record (JSON) as a seat or in full, then the seat's stderr."""
-    with _client(args) as client:
-        if client is None:
-            raise ArenaClientError("NO_SERVER", "use `saloon show` for a local record")
+    with _server(args, "for a local record file use `saloon replay`") as client:
         record, stderr = client.match(args.match_id, args.seat)
     json.dump(record, out, indent=1)
     out.write("\n")

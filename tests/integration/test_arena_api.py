@@ -231,3 +231,21 @@ def test_client_config_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     config.unlink()
     monkeypatch.delenv("SALOON_SERVER")
     assert load_config() is None
+
+
+def test_the_ladder_commands_run_seasons_on_the_server(arena: Arena) -> None:
+    env = {"SALOON_SERVER": arena.address, "SALOON_TOKEN": arena.tokens["olga"]}
+    made = _cli("ladder", "season", "--game", GAME, "--house", "greedy", "--house", "random",
+                "--season-id", "cli1", env=env)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.startswith("season cli1 (western-showdown-v1, created): 0 done")
+    status = _cli("ladder", "status", "cli1", env=env)
+    assert status.returncode == 0 and "of 2; 2 entries" in status.stdout
+    start = _cli("ladder", "start", "cli1", env=env)
+    assert start.returncode != 0 and "FAILED_PRECONDITION" in start.stderr  # no queue here
+    cancel = _cli("ladder", "cancel", "cli1", env=env)
+    assert cancel.returncode == 0 and "(western-showdown-v1, cancelled)" in cancel.stdout
+    as_user = _cli("ladder", "cancel", "cli1", env={**env, "SALOON_TOKEN": arena.tokens["bob"]})
+    assert as_user.returncode != 0 and "PERMISSION_DENIED" in as_user.stderr
+    nowhere = _cli("ladder", "status", "cli1", env={"SALOON_SERVER": "", "SALOON_CONFIG": "/x"})
+    assert nowhere.returncode != 0 and "no arena server configured" in nowhere.stderr
