@@ -21,6 +21,7 @@ from typing import Any
 
 from saloon.referee.errors import RefereeError
 from saloon.referee.games import get_game
+from saloon.sdk.house import house_bot_names
 from saloon.worker import seasons
 from saloon.worker.errors import SeasonSpecError
 from saloon.worker.queue import SeasonQueue
@@ -99,6 +100,13 @@ def season_spec(registry: Registry, request: LadderRequest, season_id: str) -> S
         game = get_game(request.game)
     except RefereeError as exc:
         raise SeasonSpecError(str(exc)) from None
+    known = house_bot_names(request.game)
+    for name in request.house:
+        if name not in known:
+            raise SeasonSpecError(
+                f"no house bot {name[:60]!r} plays {request.game} (its house bots: "
+                f"{', '.join(known)})"
+            )
     entries = participants(registry, request)
     players = request.players or game.min_players
     if len(entries) < players:

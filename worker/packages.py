@@ -137,8 +137,9 @@ class _Budget:
         self.files = 0
         self.bytes = 0
 
-    def add(self, size: int) -> None:
-        self.files += 1
+    def add(self, size: int, *, skipped: bool = False) -> None:
+        # A skipped entry (hidden, a cache) is not kept, but still expanded: it counts bytes.
+        self.files += 0 if skipped else 1
         self.bytes += size
         if self.files > MAX_PACKAGE_FILES:
             raise TooManyFiles(f"{self.where}: more than {MAX_PACKAGE_FILES} files")
@@ -215,9 +216,9 @@ def _tar_files(path: Path) -> Iterator[tuple[str, bytes]]:
                     raise ForbiddenEntry(
                         f"{path}: {member.name} is a device, fifo or other special entry"
                     )
+                budget.add(member.size, skipped=rel is None)
                 if rel is None:
                     continue
-                budget.add(member.size)
                 handle = tar.extractfile(member)
                 if handle is None:
                     raise PackageFormatError(f"{path}: cannot read {member.name}")

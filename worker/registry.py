@@ -46,9 +46,9 @@ from saloon.worker.spec import ENTRY_TAG, STORED_PREFIX
 from saloon.worker.store import Store, VersionRow
 
 #: User names: short, lower-case, safe in a token, a URL and a log line.
-USER_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+USER_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z")
 #: Bot names: the same alphabet, up to 40 characters.
-BOT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+BOT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
 #: Bytes of randomness in a token's secret (256 bits).
 TOKEN_BYTES = 32
 #: Where workers unpack stored packages ($SALOON_PACKAGE_CACHE overrides).

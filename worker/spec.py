@@ -33,7 +33,7 @@ HOUSE_PREFIX = "house:"
 STORED_PREFIX = "bot:"
 ENTRY_TAG = "#"
 #: Season ids: short, safe as an RQ job id, a file name and a URL; never ``local-...``.
-SEASON_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
+SEASON_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}\Z")
 #: Seconds a match's queue job may run past the match's own wall-clock cap (start-up of a
 #: sandbox, recording the result) before RQ kills it: the referee's cap fires first.
 JOB_TIMEOUT_MARGIN_S = 60

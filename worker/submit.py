@@ -112,7 +112,12 @@ def read_upload(data: bytes, filename: str) -> BotPackage:
     with tempfile.TemporaryDirectory(prefix="saloon-upload-") as tmp:
         # The file's own name only matters for a single .py bot (it is the entry file).
         base = Path(filename).name if suffix == ".py" else f"upload{suffix}"
-        if suffix == ".py" and (not base.isascii() or base.startswith(".") or "\\" in base):
+        if suffix == ".py" and (
+            not (base.isascii() and base.isprintable())
+            or base.startswith(".")
+            or "\\" in base
+            or len(base) > 100
+        ):
             base = "bot.py"
         path = Path(tmp) / base
         path.write_bytes(data)
