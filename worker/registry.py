@@ -313,6 +313,14 @@ class Registry:
             return str(folder)
         return str(folder / str(meta["entry"]))
 
+    def results_stamp(self) -> tuple[int, str]:
+        """(how many results, the newest finish time): changes whenever a result is added."""
+        with self.store._read("results stamp") as conn:
+            count, newest = conn.execute(
+                sa.select(sa.func.count(), sa.func.max(t.results.c.finished_at))
+            ).one()
+        return int(count), str(newest)
+
     # -- season owners and schedules -----------------------------------------------------
 
     def set_season_owner(self, season_id: str, organiser: str, schedule_id: str = "") -> None:

@@ -96,7 +96,8 @@ class ArenaServer:
         self.boards: BoardServer | None = None
         if options.http:
             host, _, port = options.http.rpartition(":")
-            self.boards = BoardServer((host.strip("[]") or "127.0.0.1", int(port)), self.store)
+            address = (host.strip("[]") or "127.0.0.1", int(port))
+            self.boards = BoardServer(address, self.store, self.service.boards)
         self._stopped = threading.Event()
 
     @property

@@ -22,6 +22,7 @@ import grpc
 from saloon.ratings.boards import game_leaderboard, season_leaderboard
 from saloon.ratings.errors import NoResultsError, RatingsError
 from saloon.ratings.leaderboard import Leaderboard, render_json
+from saloon.referee.arena.boards import BoardCache
 from saloon.referee.errors import RecordError, RefereeError
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import seat_view
@@ -178,6 +179,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         self.config = config
         self._submits = TokenBucket(config.submit_burst, config.submit_every_s)
         self._qualify = threading.BoundedSemaphore(config.qualify_slots)
+        self.boards = BoardCache(registry)
 
     # -- the edge ------------------------------------------------------------------------
 
@@ -353,13 +355,18 @@ class ArenaService(pb_grpc.ArenaServicer):
     def GetLeaderboard(self, request: pb.LeaderboardRequest, context: Any) -> Any:
         def run() -> pb.Leaderboard:
             self._user(context)
-            if request.season_id:
-                board = season_leaderboard(self.store, request.season_id)
-            else:
-                board, _others = game_leaderboard(self.store, request.game, dict(request.options))
-            return leaderboard_message(board)
+            options = tuple(sorted(request.options.items()))
+            key = ("api", request.season_id, request.game, options)
+            return self.boards.get(key, lambda: self._board_message(request))
 
         return self._call(context, "GetLeaderboard", run)
+
+    def _board_message(self, request: pb.LeaderboardRequest) -> pb.Leaderboard:
+        if request.season_id:
+            board = season_leaderboard(self.store, request.season_id)
+        else:
+            board, _others = game_leaderboard(self.store, request.game, dict(request.options))
+        return leaderboard_message(board)
 
     def GetMatch(self, request: pb.MatchRequest, context: Any) -> Any:
         def run() -> pb.MatchReply:

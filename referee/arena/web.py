@@ -24,9 +24,11 @@ from saloon.ratings.boards import game_leaderboard, season_leaderboard
 from saloon.ratings.errors import RatingsError
 from saloon.ratings.htmlpage import render_html
 from saloon.ratings.source import load
+from saloon.referee.arena.boards import BoardCache
 from saloon.referee.errors import RefereeError
 from saloon.referee.games import game_ids
 from saloon.worker.errors import StoreUnavailable
+from saloon.worker.registry import Registry
 from saloon.worker.store import Store
 
 log = logging.getLogger(__name__)
@@ -87,11 +89,17 @@ class _Handler(BaseHTTPRequestHandler):
             elif url.path.startswith("/leaderboard/"):
                 game = url.path[len("/leaderboard/") :]
                 options = dict(parse_qsl(url.query))
-                board, _ = game_leaderboard(store, game, options)
-                self._send(200, "text/html", _html(board), body)
+                key = ("html", game, tuple(sorted(options.items())))
+                page = self.server.boards.get(
+                    key, lambda: _html(game_leaderboard(store, game, options)[0])
+                )
+                self._send(200, "text/html", page, body)
             elif url.path.startswith("/season/"):
-                board = season_leaderboard(store, url.path[len("/season/") :])
-                self._send(200, "text/html", _html(board), body)
+                season = url.path[len("/season/") :]
+                page = self.server.boards.get(
+                    ("html-season", season), lambda: _html(season_leaderboard(store, season))
+                )
+                self._send(200, "text/html", page, body)
             else:
                 self._send(404, "text/plain", "not found\n", body)
         except (RatingsError, RefereeError) as exc:
@@ -140,8 +148,11 @@ class BoardServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], store: Store) -> None:
+    def __init__(
+        self, address: tuple[str, int], store: Store, boards: BoardCache | None = None
+    ) -> None:
         self.store = store
+        self.boards = boards or BoardCache(Registry(store))
         super().__init__(address, _Handler)
         self._thread: threading.Thread | None = None
 

@@ -121,3 +121,23 @@ def test_a_seat_view_holds_what_that_seat_saw_and_nothing_else() -> None:
         assert view["ranks"] == record.ranks and view["scores"] == record.scores
     with pytest.raises(RecordError):
         seat_view(record, 2)
+
+
+def test_a_board_is_made_again_only_when_the_results_change(registry: Registry) -> None:
+    from saloon.referee.arena.boards import BoardCache
+
+    cache = BoardCache(registry)
+    made: list[int] = []
+
+    def make() -> int:
+        made.append(1)
+        return len(made)
+
+    assert cache.get("k", make) == 1
+    assert cache.get("k", make) == 1 and len(made) == 1
+    assert cache.get("other", make) == 2
+    seats = [resolve_seat("house:greedy", "seizure-v1"), resolve_seat("house:random", "seizure-v1")]
+    record = play_match("seizure-v1", seats, seed=3, match_id="stamp-1")
+    assert registry.store.record_result("stamp-1", record.to_json(), {})
+    assert cache.get("k", make) == 3  # a new result: made again
+    assert cache.get("k", make) == 3 and len(made) == 3
