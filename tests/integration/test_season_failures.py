@@ -282,7 +282,10 @@ def test_postgres_connections_lost_mid_season(
     finally:
         admin.dispose()
     assert killed >= 1
-    assert "StoreUnavailable" in workers.logs()  # some attempt failed and was retried
+    # Some store call lost its connection: either retried at once on a fresh connection
+    # (the store's own retry), or failed as StoreUnavailable and the job was retried.
+    logs = workers.logs()
+    assert "StoreUnavailable" in logs or "connection dropped" in logs, logs
 
 
 def test_a_job_popped_but_never_started_is_enqueued_again(redis_url: str, queue_name: str) -> None:
