@@ -435,13 +435,15 @@ class RolloutSearch(_SearchBase):
         rewards: dict[int, list[float]] = {a: [] for a in actions}
         done = 0
         dealt = 0
+        draws = random.Random()
         while dealt < samples:
             sample = base.resample_hidden(seat, rng) if dealt else base
             seed = rng.getrandbits(64)
             for action in actions:
                 state = sample.clone()
                 state.apply_action(action)
-                play_out(state, self.playout, self.horizon, random.Random(seed), self.playout_depth)
+                draws.seed(seed)  # every action's playout gets the same draws
+                play_out(state, self.playout, self.horizon, draws, self.playout_depth)
                 reward = self.evaluate(state, root_scores)[seat]
                 totals[action] += reward
                 rewards[action].append(reward)
@@ -482,15 +484,27 @@ def play_out(
     """Play ``state`` on with ``policy`` (chance drawn from ``rng``) until the game ends,
     ``horizon`` says stop, or ``depth`` seat decisions were made (None: no limit)."""
     left = depth if depth is not None else -1
+    # Bound once: a playout step is a few microseconds of engine time, and the loop's own
+    # lookups would be a good share of it.
+    current = state.current_player
+    kind = state.decision_kind
+    legal_actions = state.legal_actions
+    apply_action = state.apply_action
+    starts = ROUND_STARTS if horizon is round_horizon else None  # the default, inlined
     while left:
-        player = state.current_player()
-        if player == TERMINAL or horizon(state):
+        player = current()
+        if player == TERMINAL:
+            return
+        if starts is not None:
+            if kind() in starts:
+                return
+        elif horizon(state):
             return
         if player == CHANCE:
             state.apply_chance(state.sample_chance(rng))
             continue
-        legal = state.legal_actions()
-        state.apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
+        legal = legal_actions()
+        apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
         left -= 1
 
 
