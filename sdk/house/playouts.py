@@ -28,6 +28,7 @@ from saloon.referee.games.seizure.cards import (
     K_PLUS,
     K_RIGHT,
     KIND,
+    NUM_CARDS,
     NUMBER,
     PAIR,
 )
@@ -136,6 +137,10 @@ def _give_priority(card: int) -> tuple[int, int]:
     return (2, -11 if number == 10 else -number)
 
 
+#: GIVE_KEY[card]: greedy's order for giving a card away (the highest goes first).
+GIVE_KEY: list[tuple[tuple[int, int], int]] = [(_give_priority(c), -c) for c in range(NUM_CARDS)]
+
+
 def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """Seizure: house:greedy's choices (saloon.sdk.house.seizure.GreedyBot)."""
     kind = state.decision_kind()
@@ -145,19 +150,23 @@ def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Rando
     if kind == PLAY_CARD:
         numbers = [c for c in legal if KIND[c] == K_NUMBER]
         if numbers:
-            if sum(ACTIVE[c] for c in hands[seat]) == 1:
+            if sum(map(ACTIVE.__getitem__, hands[seat])) == 1:
                 return numbers[0]
             ref: int = state.ref  # type: ignore[attr-defined]
             reset: bool = state.reset  # type: ignore[attr-defined]
-
-            def play_score(card: int) -> tuple[int, int, int]:
-                gives = 0
-                if PAIR[card] == PAIR[ref]:
-                    gives = 2 if not reset and NUMBER[card] == NUMBER[ref] else 1
+            ref_pair = PAIR[ref]
+            ref_number = NUMBER[ref]
+            best = -1
+            best_score = -1
+            for card in numbers:
+                # greedy's (cards it makes us give, not a 10, number), as one integer.
                 number = NUMBER[card]
-                return (gives, 0 if number == 10 else 1, number)
-
-            return max(numbers, key=play_score)
+                score = number if number == 10 else 100 + number
+                if PAIR[card] == ref_pair:
+                    score += 2000 if not reset and number == ref_number else 1000
+                if score > best_score:
+                    best, best_score = card, score
+            return best
         sizes = [len(h) for h in hands]
 
         def after(card: int) -> tuple[int, int]:
@@ -170,7 +179,7 @@ def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Rando
 
         return min(legal, key=after)
     if kind == GIVE_CARD:
-        return max(legal, key=lambda c: (_give_priority(c), -c))
+        return max(legal, key=GIVE_KEY.__getitem__)
     if kind == GIVE_TO:
         totals: list[int] = state.totals  # type: ignore[attr-defined]
         gift: int = state._gift  # type: ignore[attr-defined]
