@@ -85,7 +85,7 @@ def greedy_strife_playout(state: State, legal: Sequence[int], rng: random.Random
             points: list[int] = state.points  # type: ignore[attr-defined]
             taken: list[int] = state.taken  # type: ignore[attr-defined]
             return min((s for s in legal if s != seat), key=lambda s: (points[s] + taken[s], s))
-        return min(legal, key=LEAD_KEY.__getitem__)
+        return min(map(LEAD_KEY.__getitem__, legal)) % 75
     # ``legal`` is in number order (the engine keeps hands sorted): the best duck is the
     # last card that does not take the trick.
     high = max(trick)
