@@ -6,8 +6,9 @@ costs microseconds), so the search spends its time in the engine.
 of :class:`saloon.sdk.house.seas_of_strife.GreedyBot` and
 :class:`saloon.sdk.house.western_showdown.GreedyBot` (tests/unit/test_search_playouts.py
 compares them decision by decision); :func:`greedy_seizure_playout` those of
-:class:`saloon.sdk.house.seizure.GreedyBot` but for two rare ties (it reads the engine's
-totals and hands where greedy reads the observation). None draws from the rng: the
+:class:`saloon.sdk.house.seizure.GreedyBot` but between trade partners of equal hand size
+(greedy breaks that tie by the points it saw go into their hands, the playout by seat
+number). None draws from the rng: the
 rollouts compare actions on identical futures, and greedy's own choices are the model of
 every seat (the draws and the samples vary).
 """
