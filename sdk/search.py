@@ -44,7 +44,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from saloon.referee.games import CHANCE, TERMINAL, State, competition_ranks, get_game
+from saloon.referee.games import (
+    CHANCE,
+    TERMINAL,
+    GameSpec,
+    State,
+    competition_ranks,
+    get_game,
+)
 from saloon.sdk.bot import Bot, Decision, MatchInfo
 from saloon.sdk.errors import SearchError
 from saloon.sdk.games import make_decision
@@ -171,12 +178,12 @@ def squash(gains: Sequence[float], scale: float = MARGIN_SCALE) -> list[float]:
     """Rewards in [0, 1] from each seat's gain (higher better): how it compares with the
     others' average gain, through tanh(difference / scale); 0.5 is even."""
     n = len(gains)
+    if n == 1:
+        return [0.5 + 0.5 * math.tanh(gains[0] / scale)]
     total = sum(gains)
-    out = []
-    for gain in gains:
-        others = (total - gain) / (n - 1) if n > 1 else 0.0
-        out.append(0.5 + 0.5 * math.tanh((gain - others) / scale))
-    return out
+    tanh = math.tanh
+    rest = n - 1
+    return [0.5 + 0.5 * tanh((gain - (total - gain) / rest) / scale) for gain in gains]
 
 
 def rank_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
@@ -435,13 +442,19 @@ class RolloutSearch(_SearchBase):
         rewards: dict[int, list[float]] = {a: [] for a in actions}
         done = 0
         dealt = 0
+        draws = _Draws()
         while dealt < samples:
             sample = base.resample_hidden(seat, rng) if dealt else base
             seed = rng.getrandbits(64)
+            draws.seed(seed)
+            draws.used = False
             for action in actions:
                 state = sample.clone()
                 state.apply_action(action)
-                play_out(state, self.playout, self.horizon, random.Random(seed), self.playout_depth)
+                if draws.used:  # every action's playout gets the same draws
+                    draws.seed(seed)
+                    draws.used = False
+                play_out(state, self.playout, self.horizon, draws, self.playout_depth)
                 reward = self.evaluate(state, root_scores)[seat]
                 totals[action] += reward
                 rewards[action].append(reward)
@@ -472,6 +485,23 @@ class RolloutSearch(_SearchBase):
         return mean > self.confidence * math.sqrt(variance / count)
 
 
+class _Draws(random.Random):
+    """A generator that notes whether anything was drawn from it since ``used`` was
+    cleared: a rollout reseeds it for the next action's playout only then (seeding costs
+    as much as a few engine steps, and most engine-level playouts draw nothing). The same
+    numbers as :class:`random.Random` with the same seed."""
+
+    used = False
+
+    def random(self) -> float:
+        self.used = True
+        return super().random()
+
+    def getrandbits(self, k: int, /) -> int:
+        self.used = True
+        return super().getrandbits(k)
+
+
 def play_out(
     state: State,
     policy: Playout,
@@ -482,16 +512,47 @@ def play_out(
     """Play ``state`` on with ``policy`` (chance drawn from ``rng``) until the game ends,
     ``horizon`` says stop, or ``depth`` seat decisions were made (None: no limit)."""
     left = depth if depth is not None else -1
+    # Bound once: a playout step is a few microseconds of engine time, and the loop's own
+    # lookups would be a good share of it.
+    current = state.current_player
+    kind = state.decision_kind
+    legal_actions = state.legal_actions
+    apply_action = state.apply_action
+    # The default horizon inlined; where no seat decision starts a round (only chance
+    # does), it is only asked at chance steps.
+    default = horizon is round_horizon
+    seat_starts = default and _seat_decision_starts_round(state.spec)
     while left:
-        player = state.current_player()
-        if player == TERMINAL or horizon(state):
-            return
-        if player == CHANCE:
+        player = current()
+        if player < 0:  # TERMINAL or CHANCE
+            if player == TERMINAL:
+                return
+            if default:
+                if kind() in ROUND_STARTS:
+                    return
+            elif horizon(state):
+                return
             state.apply_chance(state.sample_chance(rng))
             continue
-        legal = state.legal_actions()
-        state.apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
+        if default:
+            if seat_starts and kind() in ROUND_STARTS:
+                return
+        elif horizon(state):
+            return
+        legal = legal_actions()
+        apply_action(legal[0] if len(legal) == 1 else policy(state, legal, rng))
         left -= 1
+
+
+def _seat_decision_starts_round(spec: GameSpec) -> bool:
+    """Whether a seat decision of this game can begin a round (:data:`ROUND_STARTS`)."""
+    known = _SEAT_STARTS.get(spec.id)
+    if known is None:
+        known = _SEAT_STARTS[spec.id] = not ROUND_STARTS.isdisjoint(spec.decision_kinds)
+    return known
+
+
+_SEAT_STARTS: dict[str, bool] = {}
 
 
 def _key(action: int, player: int) -> int:

@@ -1,7 +1,8 @@
 """``house:search`` and its graded variants ``house:search-N``: rollouts of each game's
 ``house:greedy`` over determinizations (:class:`saloon.sdk.search.RolloutSearch`): greedy's
-choice is the prior, greedy plays every seat in the playouts, and another action is played
-only where the playouts say it does better. ``house:search-N`` spends N playouts per
+choice is the prior, greedy's rules play every seat in the playouts (read straight off the
+engine state: :mod:`saloon.sdk.house.playouts`), and another action is played only where
+the playouts say it does better. ``house:search-N`` spends N playouts per
 decision; ``house:search`` a per-game default (:attr:`GameKnowledge.iterations`); every one
 stops at 200 ms and a quarter of the decision clock. Measured strength:
 tests/unit/test_search_bots.py, bench/search.py.
@@ -14,26 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from saloon.referee.games import TERMINAL, State
-from saloon.referee.games.seizure.cards import (
-    ACTIVE,
-    K_LEFT,
-    K_MINUS,
-    K_NUMBER,
-    K_PLUS,
-    K_RIGHT,
-    KIND,
-    NUMBER,
-    PAIR,
-    POINTS,
-)
-from saloon.referee.games.seizure.engine import (
-    DEAL_SIZE,
-    GIVE_CARD,
-    GIVE_TO,
-    PLAY_CARD,
-    TRADE_PARTNER,
-)
+from saloon.referee.games.seizure.cards import POINTS
 from saloon.sdk.bot import Bot, MatchInfo
+from saloon.sdk.house.playouts import (
+    greedy_seizure_playout,
+    greedy_strife_playout,
+    greedy_western_playout,
+)
 from saloon.sdk.house.seas_of_strife import GreedyBot as StrifeGreedy
 from saloon.sdk.house.seizure import GreedyBot as SeizureGreedy
 from saloon.sdk.house.western_showdown import GreedyBot as ShowdownGreedy
@@ -47,7 +35,6 @@ from saloon.sdk.search import (
     SearchBot,
     SearchBudget,
     Searcher,
-    bot_playout,
     random_playout,
     round_horizon,
     score_rewards,
@@ -60,84 +47,18 @@ GRADES = (25, 50, 100, 200, 400, 800)
 #: margin's scale.
 MARGIN_SHARE = 0.5
 WESTERN_MARGIN_SCALE = 3.0
-#: Seas of Strife playouts stop after this many seat decisions (a few tricks; greedy's
-#: playouts ask for an observation per step, so a whole hand costs too much) and count
-#: the tricks taken.
+#: Seas of Strife playouts stop after this many seat decisions (a few tricks; chosen when
+#: playouts asked the greedy bot for every step, kept: the strength tests measure it) and
+#: count the tricks taken.
 STRIFE_PLAYOUT_DEPTH = 12
 TRICK_SCALE = 1.5
 #: Seizure playouts stop after this many seat decisions and read the hands' points.
 SEIZURE_PLAYOUT_DEPTH = 30
-#: Playouts per decision of house:search: Seizure's engine-level playouts are cheap;
-#: Western's ask the greedy bot (an observation per step) to the end of the game.
+#: Playouts per decision of house:search (Western's run to the end of the game, and its
+#: greedy scores a dozen boards per decision: the dearest playout of the three).
 SEIZURE_ITERATIONS = 200
 WESTERN_ITERATIONS = 24
 STRIFE_ITERATIONS = 40
-
-
-def _give_priority(card: int) -> tuple[int, int]:
-    """Seizure: how much the greedy bot wants to be rid of a card (higher first)."""
-    kind = KIND[card]
-    if kind == K_PLUS:
-        return (4, 0)
-    if kind == K_MINUS:
-        return (0, 0)
-    if kind != K_NUMBER:
-        return (3, 0)
-    number = NUMBER[card]
-    return (2, -11 if number == 10 else -number)
-
-
-def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
-    """Seizure: house:greedy's choices (saloon.sdk.house.seizure.GreedyBot) read straight
-    off the engine state (no observation to build: a playout step costs microseconds).
-    Deterministic: the rollouts compare actions on identical futures, and greedy's own
-    choices are the model of every seat (the draws and the samples vary)."""
-    kind = state.decision_kind()
-    seat = state.current_player()
-    hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
-    n = len(hands)
-    if kind == PLAY_CARD:
-        numbers = [c for c in legal if KIND[c] == K_NUMBER]
-        if numbers:
-            if sum(ACTIVE[c] for c in hands[seat]) == 1:
-                return numbers[0]
-            ref: int = state.ref  # type: ignore[attr-defined]
-            reset: bool = state.reset  # type: ignore[attr-defined]
-
-            def play_score(card: int) -> tuple[int, int, int]:
-                gives = 0
-                if PAIR[card] == PAIR[ref]:
-                    gives = 2 if not reset and NUMBER[card] == NUMBER[ref] else 1
-                number = NUMBER[card]
-                return (gives, 0 if number == 10 else 1, number)
-
-            return max(numbers, key=play_score)
-        sizes = [len(h) for h in hands]
-
-        def after(card: int) -> tuple[int, int]:
-            kind = KIND[card]
-            if kind == K_LEFT:
-                return (sizes[(seat - 1) % n], card)
-            if kind == K_RIGHT:
-                return (sizes[(seat + 1) % n], card)
-            return (min(sizes[s] for s in range(n) if s != seat), card)
-
-        return min(legal, key=after)
-    if kind == GIVE_CARD:
-        return max(legal, key=lambda c: (_give_priority(c), -c))
-    if kind == GIVE_TO:
-        totals: list[int] = state.totals  # type: ignore[attr-defined]
-        gift: int = state._gift  # type: ignore[attr-defined]
-        if KIND[gift] == K_PLUS:
-            return min(legal, key=lambda s: (totals[s], s))
-        return max(legal, key=lambda s: (len(hands[s]), -s))
-    if kind == TRADE_PARTNER:
-        return min(legal, key=lambda s: (len(hands[s]), s))
-    if kind == DEAL_SIZE:
-        totals = state.totals  # type: ignore[attr-defined]
-        want = 15 if totals[seat] - min(totals) >= 10 else 7
-        return min(legal, key=lambda a: (abs(a - want), a))
-    return legal[int(rng.random() * len(legal))]
 
 
 def cards_won_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
@@ -180,30 +101,28 @@ class GameKnowledge:
     evaluate: Evaluation = score_rewards
     playout_depth: int | None = None
     #: The game's greedy house bot: the search's prior (its choice stands unless the
-    #: search finds better) and, with ``greedy_playouts``, every playout's policy.
+    #: search finds better; ``playout`` is its engine-level copy).
     greedy: type[Bot] | None = None
     #: Rollouts of the base policy (RolloutSearch) instead of SO-ISMCTS.
     rollout: bool = False
-    #: Playouts ask the greedy bot itself (exact, slower than an engine-level policy).
-    greedy_playouts: bool = False
     #: Playouts (iterations) per decision of ``house:search`` at this game.
     iterations: int = DEFAULT_ITERATIONS
 
 
 KNOWLEDGE: dict[str, GameKnowledge] = {
     "seas-of-strife-v1": GameKnowledge(
+        playout=greedy_strife_playout,
         evaluate=tricks_rewards,
         playout_depth=STRIFE_PLAYOUT_DEPTH,
         greedy=StrifeGreedy,
         rollout=True,
-        greedy_playouts=True,
         iterations=STRIFE_ITERATIONS,
     ),
     "western-showdown-v1": GameKnowledge(
+        playout=greedy_western_playout,
         evaluate=cards_won_rewards,
         greedy=ShowdownGreedy,
         rollout=True,
-        greedy_playouts=True,
         iterations=WESTERN_ITERATIONS,
     ),
     "seizure-v1": GameKnowledge(
@@ -230,8 +149,6 @@ class Search(SearchBot):
         rng = random.Random(info.seed)
         prior = knowledge.greedy().act if knowledge.greedy is not None else None
         playout = knowledge.playout
-        if knowledge.greedy_playouts and knowledge.greedy is not None:
-            playout = bot_playout(info.game, knowledge.greedy())
         if knowledge.rollout:
             return RolloutSearch(
                 info.game,

@@ -1,0 +1,72 @@
+"""The engine-level playout policies of house:search make house:greedy's choices.
+
+Each game is played from fixed seeds, half the moves greedy's and half random ones (so the
+positions are varied, abilities and voids included); at every decision with a choice the
+engine-level policy must answer what the greedy bot answers through a real observation
+(``bot_playout``, the exact and slow way).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from saloon.referee.games import CHANCE, TERMINAL, get_game
+from saloon.sdk.house import make_house_bot
+from saloon.sdk.house.playouts import (
+    greedy_seizure_playout,
+    greedy_strife_playout,
+    greedy_western_playout,
+)
+from saloon.sdk.search import Playout, bot_playout
+
+
+def disagreements(
+    game: str, players: int, games: int, policy: Playout
+) -> tuple[int, dict[str, int]]:
+    """(decisions compared, disagreements by decision kind)."""
+    greedy = bot_playout(game, make_house_bot(game, "greedy"))
+    compared = 0
+    differ: dict[str, int] = {}
+    for seed in range(games):
+        rng = random.Random(seed)
+        state = get_game(game).new_game(players)
+        while state.current_player() != TERMINAL:
+            if state.current_player() == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+                continue
+            legal = state.legal_actions()
+            action = legal[0]
+            if len(legal) > 1:
+                expected = greedy(state, legal, random.Random(0))
+                got = policy(state, legal, random.Random(0))
+                compared += 1
+                if got != expected:
+                    kind = state.decision_kind()
+                    differ[kind] = differ.get(kind, 0) + 1
+                action = expected if rng.random() < 0.5 else legal[rng.randrange(len(legal))]
+            state.apply_action(action)
+    return compared, differ
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+def test_strife_playout_is_greedy(players: int) -> None:
+    compared, differ = disagreements("seas-of-strife-v1", players, 20, greedy_strife_playout)
+    assert compared > 500
+    assert differ == {}
+
+
+def test_western_playout_is_greedy() -> None:
+    compared, differ = disagreements("western-showdown-v1", 2, 60, greedy_western_playout)
+    assert compared > 1500
+    assert differ == {}
+
+
+def test_seizure_playout_is_greedy_but_for_trade_partner_ties() -> None:
+    """Greedy breaks a tie between trade partners of equal hand size by the points it has
+    seen go into their hands; the playout by seat number (it does not track what each
+    seat saw)."""
+    compared, differ = disagreements("seizure-v1", 4, 6, greedy_seizure_playout)
+    assert compared > 1000
+    assert set(differ) <= {"TRADE_PARTNER"}
