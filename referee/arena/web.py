@@ -85,7 +85,8 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path == "/healthz":
                 self._send(200, "text/plain", "ok\n", body)
             elif url.path == "/":
-                self._send(200, "text/html", index_page(store), body)
+                page = self.server.boards.get(("html-index",), lambda: index_page(store))
+                self._send(200, "text/html", page, body)
             elif url.path.startswith("/leaderboard/"):
                 game = url.path[len("/leaderboard/") :]
                 options = dict(parse_qsl(url.query))
