@@ -313,13 +313,18 @@ class Registry:
             return str(folder)
         return str(folder / str(meta["entry"]))
 
-    def results_stamp(self) -> tuple[int, str]:
-        """(how many results, the newest finish time): changes whenever a result is added."""
+    def results_stamp(self) -> tuple[int, str, int, str]:
+        """(results, the newest finish, seasons, the newest season change): changes whenever
+        a result is added or a season is made or changes status. One round trip."""
+        query = sa.select(
+            sa.select(sa.func.count()).select_from(t.results).scalar_subquery(),
+            sa.select(sa.func.max(t.results.c.finished_at)).scalar_subquery(),
+            sa.select(sa.func.count()).select_from(t.seasons).scalar_subquery(),
+            sa.select(sa.func.max(t.seasons.c.updated_at)).scalar_subquery(),
+        )
         with self.store._read("results stamp") as conn:
-            count, newest = conn.execute(
-                sa.select(sa.func.count(), sa.func.max(t.results.c.finished_at))
-            ).one()
-        return int(count), str(newest)
+            row = conn.execute(query).one()
+        return int(row[0]), str(row[1]), int(row[2]), str(row[3])
 
     # -- season owners and schedules -----------------------------------------------------
 
