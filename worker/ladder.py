@@ -179,16 +179,47 @@ def run_schedule_once(
     except SeasonSpecError as exc:  # e.g. bots withdrawn: skip this one, try next time
         log.warning("schedule %s: season %s not made: %s", row.schedule_id, season_id, exc)
         spec = None
-    queue.queue.enqueue_in(
-        timedelta(seconds=row.every_s),
-        repeat_job,
-        row.schedule_id,
-        store_url,
-        job_id=f"schedule-{row.schedule_id}-{number + 1}",
-        job_timeout=REPEAT_JOB_TIMEOUT_S,
-        description=f"repeat schedule {row.schedule_id}",
-    )
+    _enqueue_repeat(queue, row.schedule_id, number + 1, row.every_s, store_url)
     return spec
+
+
+def _repeat_job_id(schedule_id: str, number: int) -> str:
+    return f"schedule-{schedule_id}-{number}"
+
+
+def _enqueue_repeat(
+    queue: SeasonQueue, schedule_id: str, number: int, in_s: float, store_url: str
+) -> None:
+    queue.queue.enqueue_in(
+        timedelta(seconds=max(0.0, in_s)),
+        repeat_job,
+        schedule_id,
+        store_url,
+        job_id=_repeat_job_id(schedule_id, number),
+        job_timeout=REPEAT_JOB_TIMEOUT_S,
+        description=f"repeat schedule {schedule_id}",
+    )
+
+
+def rearm_schedules(registry: Registry, queue: SeasonQueue, store_url: str) -> list[str]:
+    """Enqueue the next repeat of every active schedule whose job is gone (Redis lost or
+    flushed), due ``every_s`` after its last season was made (now, if that is past); the
+    ids of the schedules re-armed. ``saloon serve`` runs it at start and every minute."""
+    from rq.job import Job
+
+    rearmed = []
+    for row in registry.active_schedules():
+        job_id = _repeat_job_id(row.schedule_id, row.made + 1)
+        if Job.exists(job_id, connection=queue.redis):
+            continue
+        last = registry.schedule_seasons(row.schedule_id)
+        season = registry.store.season(last[-1]) if last else None
+        made_at = season.created_at if season is not None else datetime.now(UTC)
+        due_in = (made_at + timedelta(seconds=row.every_s) - datetime.now(UTC)).total_seconds()
+        _enqueue_repeat(queue, row.schedule_id, row.made + 1, due_in, store_url)
+        log.warning("schedule %s: its next season's job was gone; re-armed", row.schedule_id)
+        rearmed.append(row.schedule_id)
+    return rearmed
 
 
 def repeat_job(schedule_id: str, store_url: str) -> str:

@@ -409,6 +409,15 @@ class Registry:
         assert found is not None
         return found
 
+    def active_schedules(self) -> list[ScheduleRow]:
+        """Every schedule still making seasons."""
+        with self.store._read("active schedules") as conn:
+            rows = conn.execute(sa.select(t.schedules).where(t.schedules.c.active.is_(True))).all()
+        return [
+            ScheduleRow(r.schedule_id, r.organiser, dict(r.spec), r.every_s, r.active, r.made)
+            for r in rows
+        ]
+
     def schedule_seasons(self, schedule_id: str) -> list[str]:
         """The ids of the seasons a schedule made, oldest first."""
         with self.store._read("schedule seasons") as conn:

@@ -21,6 +21,7 @@ from saloon.referee.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.referee.arena.service import ArenaConfig, ArenaService
 from saloon.referee.arena.web import BoardServer
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
+from saloon.worker.ladder import rearm_schedules
 from saloon.worker.queue import SeasonQueue, connect
 from saloon.worker.registry import Registry
 from saloon.worker.sandbox import open_sandbox
@@ -30,6 +31,8 @@ from saloon.worker.store import Store
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "saloon.v1.Arena"
+#: How often the service checks that every active schedule has its next job queued.
+SCHEDULE_CHECK_S = 60.0
 #: A chunk of an upload is at most 1 MiB; the whole upload is capped by the service.
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024
 
@@ -99,6 +102,7 @@ class ArenaServer:
             address = (host.strip("[]") or "127.0.0.1", int(port))
             self.boards = BoardServer(address, self.store, self.service.boards)
         self._stopped = threading.Event()
+        self._keeper: threading.Thread | None = None
 
     @property
     def address(self) -> str:
@@ -113,7 +117,22 @@ class ArenaServer:
             self.boards.start()
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.service.config.queue is not None:
+            self._keeper = threading.Thread(target=self._keep, name="schedules", daemon=True)
+            self._keeper.start()
         log.info("arena API on %s, boards on %s", self.address, self.options.http or "-")
+
+    def _keep(self) -> None:
+        """Re-arm repeating schedules whose next job Redis lost, now and every minute."""
+        queue = self.service.config.queue
+        assert queue is not None
+        while True:
+            try:
+                rearm_schedules(self.service.registry, queue, self.options.store_url)
+            except Exception:  # Redis or the store away: try again next time
+                log.exception("re-arming schedules failed")
+            if self._stopped.wait(SCHEDULE_CHECK_S):
+                return
 
     def wait(self) -> None:
         """Block until stopped."""
@@ -125,6 +144,8 @@ class ArenaServer:
         self.grpc.stop(grace).wait()
         if self.boards is not None:
             self.boards.stop()
+        self._stopped.set()
+        if self._keeper is not None:
+            self._keeper.join(10)
         self.sandbox.close()
         self.store.close()
-        self._stopped.set()

@@ -94,6 +94,19 @@ def test_a_repeating_ladder_season_seats_each_bots_latest_version(
         for result in store.results(season_id="weekly-2"):
             assert any(s.bot == f"bot:climber@{v2}" for s in result.seats)
 
+        # Redis loses the next repeat's job: re-arming finds it gone and enqueues it again,
+        # due an interval after season 2 was made; a second pass finds it there.
+        lost = Job.fetch("schedule-weekly-3", connection=queue.redis)
+        queue.queue.scheduled_job_registry.remove(lost)
+        lost.delete()
+        assert ladder.rearm_schedules(registry, queue, url) == ["weekly"]
+        assert ladder.rearm_schedules(registry, queue, url) == []
+        made = store.season("weekly-2")
+        assert made is not None
+        due = queue.queue.scheduled_job_registry.get_scheduled_time("schedule-weekly-3")
+        expected = made.created_at + timedelta(seconds=3600)
+        assert abs((due - expected).total_seconds()) <= 1
+
         # Stopped: the next repeat runs and makes nothing.
         registry.stop_schedule(row.schedule_id)
         _make_due(queue, "schedule-weekly-3")
