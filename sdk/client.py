@@ -270,6 +270,11 @@ class ArenaClient:
         )
         return self._call(self.stub.GetLeaderboard, request)
 
+    def matches(self, season_id: str) -> list[Any]:
+        """The season's matches in schedule order (MatchSummary: seats, status, ranks)."""
+        reply = self._call(self.stub.ListMatches, self.pb.SeasonRef(season_id=season_id))
+        return list(reply.matches)
+
     def match(self, match_id: str, seat: int = -1) -> tuple[dict[str, Any], str]:
         """(record, stderr) of a match: as ``seat`` saw it (with that bot's stderr for its
         owner), or in full (``seat=-1``, the season's organiser)."""

@@ -127,6 +127,10 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     stop.add_argument("schedule_id")
     _add_server(stop)
     stop.set_defaults(handler=cmd_ladder_stop)
+    listing = lsub.add_parser("matches", help="a season's matches: seats, status, ranks")
+    listing.add_argument("season_id")
+    _add_server(listing)
+    listing.set_defaults(handler=cmd_ladder_matches)
     match = lsub.add_parser("match", help="a match record: as a seat, or in full (organiser)")
     match.add_argument("match_id")
     match.add_argument("--seat", type=int, default=-1)
@@ -340,6 +344,15 @@ def cmd_ladder_stop(args: argparse.Namespace, out: TextIO) -> int:
     with _server(args, "schedules live on a server: --server HOST:PORT") as client:
         info = client.cancel_schedule(args.schedule_id)
     out.write(f"schedule {info.schedule_id}: stopped after {len(info.seasons)} season(s)\n")
+    return 0
+
+
+def cmd_ladder_matches(args: argparse.Namespace, out: TextIO) -> int:
+    """List a season's matches."""
+    with _server(args, "for a local store use `saloon season status`") as client:
+        for m in client.matches(args.season_id):
+            ranks = " ranks " + ",".join(str(r + 1) for r in m.ranks) if m.ranks else ""
+            out.write(f"{m.match_id}  {m.status:<9} {' vs '.join(m.seats)}{ranks}\n")
     return 0
 
 

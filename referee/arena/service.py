@@ -361,6 +361,28 @@ class ArenaService(pb_grpc.ArenaServicer):
 
         return self._call(context, "GetLeaderboard", run)
 
+    def ListMatches(self, request: pb.SeasonRef, context: Any) -> Any:
+        def run() -> pb.MatchList:
+            self._user(context)
+            if self.store.season(request.season_id) is None:
+                raise UnknownSeason(f"no season {request.season_id!r}")
+            results = {r.match_id: r for r in self.store.results(season_id=request.season_id)}
+            reply = pb.MatchList()
+            for row in self.store.scheduled(request.season_id):
+                item = reply.matches.add(
+                    match_id=row.match_id,
+                    status=row.status.value,
+                    seats=[str(s) for s in row.spec.get("seats", [])],
+                )
+                result = results.get(row.match_id)
+                if result is not None:
+                    item.outcome = result.outcome.value
+                    if all(s.rank is not None for s in result.seats):
+                        item.ranks.extend(int(s.rank or 0) for s in result.seats)
+            return reply
+
+        return self._call(context, "ListMatches", run)
+
     def _board_message(self, request: pb.LeaderboardRequest) -> pb.Leaderboard:
         if request.season_id:
             board = season_leaderboard(self.store, request.season_id)

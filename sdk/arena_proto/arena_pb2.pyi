@@ -590,6 +590,65 @@ class Leaderboard(_message.Message):
 Global___Leaderboard: _TypeAlias = Leaderboard  # noqa: Y015
 
 @_typing.final
+class MatchSummary(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    RANKS_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    status: _builtins.str
+    """pending, queued, running, done, failed, cancelled"""
+    outcome: _builtins.str
+    """completed / aborted once recorded"""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """bot references in seat order (bot:NAME@VERSION, house:NAME)"""
+
+    @_builtins.property
+    def ranks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """0-based, once recorded (empty before, or when aborted)"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        status: _builtins.str = ...,
+        seats: _abc.Iterable[_builtins.str] | None = ...,
+        ranks: _abc.Iterable[_builtins.int] | None = ...,
+        outcome: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "outcome", b"outcome", "ranks", b"ranks", "seats", b"seats", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchSummary: _TypeAlias = MatchSummary  # noqa: Y015
+
+@_typing.final
+class MatchList(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]: ...
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchList: _TypeAlias = MatchList  # noqa: Y015
+
+@_typing.final
 class MatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

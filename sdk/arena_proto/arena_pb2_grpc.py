@@ -74,6 +74,11 @@ class ArenaStub:
                 request_serializer=saloon_dot_v1_dot_arena__pb2.LeaderboardRequest.SerializeToString,
                 response_deserializer=saloon_dot_v1_dot_arena__pb2.Leaderboard.FromString,
                 _registered_method=True)
+        self.ListMatches = channel.unary_unary(
+                '/saloon.v1.Arena/ListMatches',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.SeasonRef.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.MatchList.FromString,
+                _registered_method=True)
         self.GetMatch = channel.unary_unary(
                 '/saloon.v1.Arena/GetMatch',
                 request_serializer=saloon_dot_v1_dot_arena__pb2.MatchRequest.SerializeToString,
@@ -141,6 +146,13 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListMatches(self, request, context):
+        """The season's matches in schedule order: who sat where, status, ranks once recorded.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetMatch(self, request, context):
         """A match record as one seat saw it (that seat's bot's owner) or in full (the season's
         organiser), with the bot's captured stderr for the owner of that seat.
@@ -191,6 +203,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetLeaderboard,
                     request_deserializer=saloon_dot_v1_dot_arena__pb2.LeaderboardRequest.FromString,
                     response_serializer=saloon_dot_v1_dot_arena__pb2.Leaderboard.SerializeToString,
+            ),
+            'ListMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMatches,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.SeasonRef.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.MatchList.SerializeToString,
             ),
             'GetMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.GetMatch,
@@ -414,6 +431,33 @@ class Arena:
             '/saloon.v1.Arena/GetLeaderboard',
             saloon_dot_v1_dot_arena__pb2.LeaderboardRequest.SerializeToString,
             saloon_dot_v1_dot_arena__pb2.Leaderboard.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/ListMatches',
+            saloon_dot_v1_dot_arena__pb2.SeasonRef.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.MatchList.FromString,
             options,
             channel_credentials,
             insecure,

@@ -68,6 +68,8 @@ class ArenaStub:
     """Organisers: stop a ladder's repeating seasons."""
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_pb2.LeaderboardRequest, _arena_pb2.Leaderboard]
     """The leaderboard of a ladder (all-time) or of one season."""
+    ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.SeasonRef, _arena_pb2.MatchList]
+    """The season's matches in schedule order: who sat where, status, ranks once recorded."""
     GetMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.MatchRequest, _arena_pb2.MatchReply]
     """A match record as one seat saw it (that seat's bot's owner) or in full (the season's
     organiser), with the bot's captured stderr for the owner of that seat.
@@ -94,6 +96,8 @@ class ArenaAsyncStub(ArenaStub):
     """Organisers: stop a ladder's repeating seasons."""
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_pb2.LeaderboardRequest, _arena_pb2.Leaderboard]  # type: ignore[assignment]
     """The leaderboard of a ladder (all-time) or of one season."""
+    ListMatches: _aio.UnaryUnaryMultiCallable[_arena_pb2.SeasonRef, _arena_pb2.MatchList]  # type: ignore[assignment]
+    """The season's matches in schedule order: who sat where, status, ranks once recorded."""
     GetMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.MatchRequest, _arena_pb2.MatchReply]  # type: ignore[assignment]
     """A match record as one seat saw it (that seat's bot's owner) or in full (the season's
     organiser), with the bot's captured stderr for the owner of that seat.
@@ -165,6 +169,14 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Leaderboard, _abc.Awaitable[_arena_pb2.Leaderboard]]:
         """The leaderboard of a ladder (all-time) or of one season."""
+
+    @_abc_1.abstractmethod
+    def ListMatches(
+        self,
+        request: _arena_pb2.SeasonRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.MatchList, _abc.Awaitable[_arena_pb2.MatchList]]:
+        """The season's matches in schedule order: who sat where, status, ranks once recorded."""
 
     @_abc_1.abstractmethod
     def GetMatch(

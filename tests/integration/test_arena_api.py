@@ -241,6 +241,12 @@ def test_the_ladder_commands_run_seasons_on_the_server(arena: Arena) -> None:
     assert made.stdout.startswith("season cli1 (western-showdown-v1, created): 0 done")
     status = _cli("ladder", "status", "cli1", env=env)
     assert status.returncode == 0 and "of 2; 2 entries" in status.stdout
+    listing = _cli("ladder", "matches", "cli1", env=env)
+    assert listing.returncode == 0, listing.stderr
+    assert [line.split()[:2] for line in listing.stdout.splitlines()] == [
+        ["cli1-0", "pending"],
+        ["cli1-1", "pending"],
+    ]
     start = _cli("ladder", "start", "cli1", env=env)
     assert start.returncode != 0 and "FAILED_PRECONDITION" in start.stderr  # no queue here
     cancel = _cli("ladder", "cancel", "cli1", env=env)

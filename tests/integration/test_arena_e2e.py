@@ -192,8 +192,9 @@ def test_two_users_four_bots_one_season(
         assert {s["sandbox"]["kind"] for s in full["seats"]} == {"docker"}
 
     # Users read their own seats' views and stderr, never another user's.
-    match_id, alice_seat, bob_seat = _a_match_of("ace", "bee", pg_url)
     with client("alice") as alice:
+        assert len(alice.matches("e2e")) == 12
+        match_id, alice_seat, bob_seat = _a_match_of(alice, "ace", "bee")
         view, stderr = alice.match(match_id, alice_seat)
         assert "seed" not in view and view["view"] == f"seat {alice_seat}"
         assert all("observation" in s or "events" in s for s in view["steps"])
@@ -211,15 +212,14 @@ def test_two_users_four_bots_one_season(
     assert set(versions) <= shown
 
 
-def _a_match_of(a: str, b: str, store_url: str) -> tuple[str, int, int]:
-    """A match of the season where ``a`` and ``b`` met, with their seats."""
-    from saloon.worker.store import Store
-
-    with Store.open(store_url) as store:
-        for result in store.results(season_id="e2e"):
-            bots = [s.bot.split("@")[0].removeprefix("bot:") for s in result.seats]
-            if set(bots) == {a, b}:
-                return result.match_id, bots.index(a), bots.index(b)
+def _a_match_of(client: ArenaClient, a: str, b: str) -> tuple[str, int, int]:
+    """A match of the season where ``a`` and ``b`` met, with their seats (ListMatches)."""
+    for match in client.matches("e2e"):
+        bots = [ref.removeprefix("bot:").split("@")[0] for ref in match.seats]
+        if set(bots) == {a, b}:
+            assert match.status == "done" and match.outcome == "completed"
+            assert sorted(match.ranks) in ([0, 1], [0, 0])
+            return match.match_id, bots.index(a), bots.index(b)
     raise AssertionError(f"{a} never met {b}")
 
 
