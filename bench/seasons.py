@@ -99,7 +99,7 @@ def through_workers(
     spans = spans_dir / f"{qname}.jsonl"
     procs = [
         subprocess.Popen(
-            [*WORKER, str(spans), "--redis", redis_url, "--queue", qname],
+            [*WORKER, str(spans), "--redis", redis_url, "--queue", qname, "--store", store_url],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
