@@ -9,6 +9,7 @@ RQ retries it with backoff (saloon.worker.queue). Recording is idempotent by mat
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -67,6 +68,10 @@ def warm_up(store_url: str | None = None) -> None:
     a match id no season schedules (connects, checks the schema, compiles the hot
     statements: ~70 ms otherwise spent in the first job). A store that cannot be reached
     now is only logged: the first job opens it (or fails and retries) as before.
+
+    Last, everything loaded so far (modules, the engine, the pool) is moved out of the
+    garbage collector's sight (``gc.freeze``): matches allocate heavily, and every full
+    collection would otherwise walk these long-lived objects again (several ms a job).
     """
     from saloon.referee.games import game_ids, get_game
     from saloon.sdk.house import house_bots
@@ -82,6 +87,8 @@ def warm_up(store_url: str | None = None) -> None:
             store_for(store_url).claim_match(WARM_UP_MATCH_ID)
         except WorkerError as exc:
             log.warning("warm-up: store %s: %s", store_url, exc)
+    gc.collect()
+    gc.freeze()
 
 
 def close_stores() -> None:
