@@ -121,7 +121,8 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
             store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
             return JobOutcome.REFUSED
     try:
-        wrote = store.record_result(spec.match_id, played.record.to_json(), played.stderr)
+        record = played.record
+        wrote = store.record_result(spec.match_id, record.to_json(), played.stderr, parsed=record)
     except WorkerError:
         # Keep the played match: the retry records it without playing it again.
         while len(_unrecorded) >= MAX_UNRECORDED:

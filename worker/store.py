@@ -620,11 +620,18 @@ class Store:
     # -- results -----------------------------------------------------------------------
 
     def record_result(
-        self, match_id: str, record: dict[str, Any], stderr: Mapping[int, str]
+        self,
+        match_id: str,
+        record: dict[str, Any],
+        stderr: Mapping[int, str],
+        *,
+        parsed: MatchRecord | None = None,
     ) -> bool:
         """Store a finished match once: True when this call wrote it, False when it was
         already recorded (a retried or duplicated job). Marks the scheduled match DONE.
 
+        ``parsed``: the MatchRecord that ``record`` is the JSON of, when the caller holds
+        it (a worker that just played the match): its header is then not parsed again.
         StoreUnavailable when the database is unreachable or drops the connection: nothing
         was written, so the job may simply retry.
         """
@@ -637,7 +644,8 @@ class Store:
             raise InvalidRecord(
                 f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
             ) from None
-        parsed = _parse_record(match_id, record)
+        if parsed is None or parsed.match_id != match_id or not isinstance(record.get("log"), list):
+            parsed = _parse_record(match_id, record)
         try:
             raw = orjson.dumps(record)
         except TypeError as exc:
