@@ -100,12 +100,13 @@ class MatchWorker(SimpleWorker):
         """RQ's worker state (informational: ``rq info``), without round trips of its own.
 
         RQ sets IDLE after every job and again before every dequeue, a round trip each:
-        an unchanged state is not written again, and IDLE rides on the next pipelined
-        heartbeat (the suspension check at the top of RQ's loop, right after the job).
+        an unchanged state is not written again, and IDLE after a job (BUSY) rides on the
+        next pipelined heartbeat: the suspension check at the top of RQ's loop, right
+        after the job and before the next dequeue.
         """
         if pipeline is None and state == self._state:
             return
-        if pipeline is None and state == WorkerStatus.IDLE:
+        if pipeline is None and state == WorkerStatus.IDLE and self._state == WorkerStatus.BUSY:
             self._state = state
             self._state_unsaved = True
             return
@@ -121,7 +122,7 @@ class MatchWorker(SimpleWorker):
             return
         last = self.last_heartbeat
         recent = last is not None and (now() - last).total_seconds() < HEARTBEAT_EVERY_S
-        if timeout is None and recent and not self._state_unsaved:
+        if timeout is None and recent:
             return
         with self.connection.pipeline(transaction=False) as pipe:
             super().heartbeat(timeout, pipe)
