@@ -6,7 +6,8 @@ overhead per match (not a test; run by hand; needs Redis and, by default, Postgr
 In one run: the season's matches played in-process with no queue and no store (the
 match's own time, the floor), then the same season through Redis with 1 worker process
 and with 2, into the store (a throwaway PostgreSQL schema unless --store is given).
-Workers are started and idle before the clock starts (their boot is not counted). The game
+Workers are started (with ``--store``, so they open it at boot, as a deployment would)
+and idle before the clock starts: their boot and warm-up are not counted. The game
 is CPU-bound: Seas of Strife, 3 seats, house bots in-process. Median of --repeat runs.
 
 * matches/min: matches / wall time from enqueue to the last result recorded;
@@ -99,7 +100,7 @@ def through_workers(
     spans = spans_dir / f"{qname}.jsonl"
     procs = [
         subprocess.Popen(
-            [*WORKER, str(spans), "--redis", redis_url, "--queue", qname],
+            [*WORKER, str(spans), "--redis", redis_url, "--queue", qname, "--store", store_url],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

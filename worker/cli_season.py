@@ -26,6 +26,7 @@ from saloon.worker.queue_defaults import (
     DEFAULT_REDIS_URL,
     REDIS_ENV,
 )
+from saloon.worker.store_config import STORE_ENV
 
 #: Seconds between two looks at a followed season.
 FOLLOW_INTERVAL_S = 0.5
@@ -177,6 +178,14 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
         "--queue", action="append", help=f"queue name, repeatable (default {DEFAULT_QUEUE})"
     )
     parser.add_argument("--burst", action="store_true", help="stop when the queue is empty")
+    parser.add_argument(
+        "--store",
+        default=os.environ.get(STORE_ENV) or None,
+        help=(
+            "open this store at start-up, so the first match does not pay for it (each job "
+            f"names its own store; default ${STORE_ENV}, or opened at the first job)"
+        ),
+    )
     parser.add_argument(
         "--max-jobs",
         type=int,
@@ -378,6 +387,7 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
         burst=args.burst,
         max_jobs=args.max_jobs,
         restart=restart,
+        store_url=args.store,
     )
 
 

@@ -9,6 +9,7 @@ RQ retries it with backoff (saloon.worker.queue). Recording is idempotent by mat
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -20,6 +21,7 @@ from saloon.worker.errors import BotRefError, SeasonSpecError, WorkerError
 from saloon.worker.play import PlayedMatch, StoredResolver, play_spec
 from saloon.worker.spec import MatchSpec
 from saloon.worker.store import Store
+from saloon.worker.store_config import resolve_url
 from saloon.worker.store_rows import MatchStatus
 
 log = logging.getLogger(__name__)
@@ -27,6 +29,9 @@ log = logging.getLogger(__name__)
 #: Played matches whose recording failed (store unavailable), kept so that a retry on the
 #: same worker records them instead of playing them again. Bounded: oldest dropped first.
 MAX_UNRECORDED = 64
+
+#: A match id no season schedules (season ids never contain '/'): the warm-up's claim.
+WARM_UP_MATCH_ID = "saloon/warm-up"
 
 _stores: dict[str, Store] = {}
 _stores_lock = threading.Lock()
@@ -47,11 +52,43 @@ class JobOutcome(StrEnum):
 
 def store_for(url: str) -> Store:
     """The open store at ``url`` for this process (opened once, kept warm)."""
+    url = resolve_url(url)  # the worker's --store and the jobs' URL name one store
     with _stores_lock:
         store = _stores.get(url)
         if store is None:
             store = _stores[url] = Store.open(url)
         return store
+
+
+def warm_up(store_url: str | None = None) -> None:
+    """Pay a worker's one-time costs before its first job, not inside it.
+
+    Imports every game and its house bots (the first seat of a game otherwise imports
+    them: ~10-25 ms) and, given ``store_url``, opens that store and runs the claim once on
+    a match id no season schedules (connects, checks the schema, compiles the hot
+    statements: ~70 ms otherwise spent in the first job). A store that cannot be reached
+    now is only logged: the first job opens it (or fails and retries) as before.
+
+    Last, everything loaded so far (modules, the engine, the pool) is moved out of the
+    garbage collector's sight (``gc.freeze``): matches allocate heavily, and every full
+    collection would otherwise walk these long-lived objects again (several ms a job).
+    """
+    from saloon.referee.games import game_ids, get_game
+    from saloon.sdk.house import house_bots
+
+    for game_id in game_ids():
+        try:
+            get_game(game_id)
+            house_bots(game_id)
+        except Exception as exc:  # a broken plug-in fails its own matches, not the worker
+            log.warning("warm-up: game %s: %s", game_id, exc)
+    if store_url:
+        try:
+            store_for(store_url).claim_match(WARM_UP_MATCH_ID)
+        except WorkerError as exc:
+            log.warning("warm-up: store %s: %s", store_url, exc)
+    gc.collect()
+    gc.freeze()
 
 
 def close_stores() -> None:
@@ -96,7 +133,8 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
             store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
             return JobOutcome.REFUSED
     try:
-        wrote = store.record_result(spec.match_id, played.record.to_json(), played.stderr)
+        record = played.record
+        wrote = store.record_result(spec.match_id, record.to_json(), played.stderr, parsed=record)
     except WorkerError:
         # Keep the played match: the retry records it without playing it again.
         while len(_unrecorded) >= MAX_UNRECORDED:

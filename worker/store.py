@@ -81,6 +81,46 @@ _INSERT_SEATS = t.result_seats.insert()
 _INSERT_FAULTS = t.faults.insert()
 _INSERT_RECORD = t.match_records.insert()
 _INSERT_STDERR = t.seat_stderr.insert()
+#: PostgreSQL: record a match in one statement (Store._record_once_pg). Every write hangs
+#: off the result row that the first CTE inserts, so a match recorded already (ON
+#: CONFLICT: no row) writes nothing at all. Faults keep their order (their ids are the
+#: order faults() reads back): WITH ORDINALITY, inserted in that order.
+_RECORD_PG = sa.text(
+    """
+WITH r AS (
+    INSERT INTO results
+        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at)
+    VALUES (:match_id, :game, CAST(:options AS JSON), :seed, :outcome, :abort_reason,
+            :saloon_version, :finished_at)
+    ON CONFLICT (match_id) DO NOTHING
+    RETURNING match_id
+), seats AS (
+    INSERT INTO result_seats (match_id, seat, bot, version, score, rank, played_out, faults)
+    SELECT r.match_id, x.seat, x.bot, x.version, x.score, x.rank, x.played_out, x.faults
+    FROM r CROSS JOIN json_to_recordset(CAST(:seats AS JSON)) AS x(
+        seat INTEGER, bot TEXT, version TEXT, score DOUBLE PRECISION, rank INTEGER,
+        played_out BOOLEAN, faults INTEGER)
+), faults AS (
+    INSERT INTO faults (match_id, seat, kind, decision, detail)
+    SELECT r.match_id, CAST(x.f ->> 'seat' AS INTEGER), x.f ->> 'kind',
+           CAST(x.f ->> 'decision' AS INTEGER), x.f ->> 'detail'
+    FROM r CROSS JOIN json_array_elements(CAST(:faults AS JSON)) WITH ORDINALITY AS x(f, n)
+    ORDER BY x.n
+), record AS (
+    INSERT INTO match_records (match_id, encoding, raw_bytes, data)
+    SELECT r.match_id, :encoding, :raw_bytes, :data FROM r
+), stderr AS (
+    INSERT INTO seat_stderr (match_id, seat, "text", dropped_bytes)
+    SELECT r.match_id, x.seat, x."text", x.dropped_bytes
+    FROM r CROSS JOIN json_to_recordset(CAST(:stderr AS JSON)) AS x(
+        seat INTEGER, "text" TEXT, dropped_bytes INTEGER)
+), done AS (
+    UPDATE scheduled_matches SET status = :done, updated_at = :at
+    WHERE match_id IN (SELECT match_id FROM r)
+)
+SELECT match_id FROM r
+"""
+)
 #: Match ids per IN (...) list: well under SQLite's bound-parameter limit.
 _CHUNK = 500
 
@@ -106,6 +146,10 @@ def _now() -> datetime:
 def _utc(value: datetime) -> datetime:
     # SQLite hands back naive datetimes (stored as UTC); PostgreSQL aware ones.
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
 
 
 def _as_json(value: Any, what: str) -> Any:
@@ -576,11 +620,18 @@ class Store:
     # -- results -----------------------------------------------------------------------
 
     def record_result(
-        self, match_id: str, record: dict[str, Any], stderr: Mapping[int, str]
+        self,
+        match_id: str,
+        record: dict[str, Any],
+        stderr: Mapping[int, str],
+        *,
+        parsed: MatchRecord | None = None,
     ) -> bool:
         """Store a finished match once: True when this call wrote it, False when it was
         already recorded (a retried or duplicated job). Marks the scheduled match DONE.
 
+        ``parsed``: the MatchRecord that ``record`` is the JSON of, when the caller holds
+        it (a worker that just played the match): its header is then not parsed again.
         StoreUnavailable when the database is unreachable or drops the connection: nothing
         was written, so the job may simply retry.
         """
@@ -593,7 +644,8 @@ class Store:
             raise InvalidRecord(
                 f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
             ) from None
-        parsed = _parse_record(match_id, record)
+        if parsed is None or parsed.match_id != match_id or not isinstance(record.get("log"), list):
+            parsed = _parse_record(match_id, record)
         try:
             raw = orjson.dumps(record)
         except TypeError as exc:
@@ -666,6 +718,8 @@ class Store:
             return attempt()
 
     def _record_once(self, match_id: str, rows: _RecordRows) -> bool:
+        if self._postgres:
+            return self._record_once_pg(match_id, rows)
         result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
         with self._write(f"record result of {match_id}") as conn:
             # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
@@ -684,6 +738,35 @@ class Store:
                 self._mark_done,
                 {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
             )
+        return True
+
+    def _record_once_pg(self, match_id: str, rows: _RecordRows) -> bool:
+        """PostgreSQL: the whole result in ONE statement, in autocommit (one round trip).
+
+        The statement is its own transaction (all of it or nothing, a durable commit);
+        its inserts and the DONE mark all hang off the result row the first CTE inserts,
+        so when the match is recorded already (ON CONFLICT) the statement writes nothing.
+        Row sets (seats, faults, stderr) travel as JSON arrays.
+        """
+        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
+        params = {
+            **result_row,
+            "options": _json_text(result_row["options"]),
+            "seats": _json_text(seats),
+            "faults": _json_text(fault_rows),
+            "stderr": _json_text(stderr_rows),
+            "encoding": blob_row["encoding"],
+            "raw_bytes": blob_row["raw_bytes"],
+            "data": blob_row["data"],
+            "done": MatchStatus.DONE.value,
+            "at": now,
+        }
+        with self._guard(f"record result of {match_id}"), self.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            written = conn.execute(_RECORD_PG, params).scalar_one_or_none()
+        if written is None:
+            log.info("store: %s already recorded; this copy is dropped", match_id)
+            return False
         return True
 
     def _stderr_row(self, match_id: str, seat: int, text: str) -> dict[str, Any]:

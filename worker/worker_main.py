@@ -36,9 +36,10 @@ from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 from rq.job import Job
 from rq.utils import now
+from rq.worker import WorkerStatus
 
 from saloon.worker.cli_season import add_worker_arguments
-from saloon.worker.jobs import close_stores
+from saloon.worker.jobs import close_stores, warm_up
 from saloon.worker.play import close_sandboxes
 from saloon.worker.queue import (
     ALIVE_TTL_S,
@@ -66,6 +67,9 @@ HEARTBEAT_EVERY_S = 1.0
 class MatchWorker(SimpleWorker):
     """A non-forking RQ worker with an alive key and a reaper (see the module docstring)."""
 
+    #: The state was set (IDLE) but not yet written to Redis (see set_state).
+    _state_unsaved = False
+
     def __init__(self, queues: Sequence[Queue], connection: Redis, **kw: object) -> None:
         super().__init__(list(queues), connection=connection, worker_ttl=WORKER_TTL_S, **kw)  # type: ignore[arg-type]
         self._keeper_stop = threading.Event()
@@ -78,11 +82,43 @@ class MatchWorker(SimpleWorker):
         self.jobs_played += 1
         super().execute_job(job, queue)
 
+    def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
+        """RQ's end of a job's execution; on success without a round trip of its own.
+
+        RQ writes the job's ``last_heartbeat`` field alone here (informational: RQ 3 no
+        longer extends the started registry with it); a finished job is saved with the
+        field right after, in the transaction that finishes it. A failing job (RQ calls
+        this inside its ``except``) keeps RQ's own write.
+        """
+        if sys.exc_info()[1] is not None:
+            super().handle_execution_ended(job, queue, heartbeat_ttl)
+            return
+        job.ended_at = now()
+        job.last_heartbeat = job.ended_at
+
+    def set_state(self, state: str, pipeline: Pipeline | None = None) -> None:
+        """RQ's worker state (informational: ``rq info``), without round trips of its own.
+
+        RQ sets IDLE after every job and again before every dequeue, a round trip each:
+        an unchanged state is not written again, and IDLE after a job (BUSY) rides on the
+        next pipelined heartbeat: the suspension check at the top of RQ's loop, right
+        after the job and before the next dequeue.
+        """
+        if pipeline is None and state == self._state:
+            return
+        if pipeline is None and state == WorkerStatus.IDLE and self._state == WorkerStatus.BUSY:
+            self._state = state
+            self._state_unsaved = True
+            return
+        self._state_unsaved = False
+        super().set_state(state, pipeline)
+
     def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
         """RQ's worker heartbeat, in one round trip and at most once per HEARTBEAT_EVERY_S
         (RQ calls it before and after every dequeue and after every job)."""
         if pipeline is not None:
             super().heartbeat(timeout, pipeline)
+            self._save_state(pipeline)
             return
         last = self.last_heartbeat
         recent = last is not None and (now() - last).total_seconds() < HEARTBEAT_EVERY_S
@@ -90,7 +126,13 @@ class MatchWorker(SimpleWorker):
             return
         with self.connection.pipeline(transaction=False) as pipe:
             super().heartbeat(timeout, pipe)
+            self._save_state(pipe)
             pipe.execute()
+
+    def _save_state(self, pipeline: Pipeline) -> None:
+        if self._state_unsaved:
+            pipeline.hset(self.key, "state", self._state)
+            self._state_unsaved = False
 
     def start_keeper(self) -> None:
         """Start the keeper thread (alive key, abandoned jobs, due retries)."""
@@ -131,11 +173,14 @@ def run_worker(
     burst: bool = False,
     max_jobs: int = DEFAULT_MAX_JOBS,
     restart: Sequence[str] | None = None,
+    store_url: str | None = None,
 ) -> int:
     """Work the queues until stopped (or until empty with ``burst``); 0 on a clean stop.
 
-    After ``max_jobs`` jobs the process re-executes ``restart`` (argv) when given.
+    After ``max_jobs`` jobs the process re-executes ``restart`` (argv) when given. Games,
+    house bots and the store at ``store_url`` (when given) are warmed up first.
     """
+    warm_up(store_url)
     while True:
         try:
             redis = connect(redis_url)
@@ -184,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         burst=args.burst,
         max_jobs=args.max_jobs,
         restart=restart,
+        store_url=args.store,
     )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rq import Worker
 from rq.job import Job
 
 from saloon.referee.limits import MatchLimits
@@ -125,10 +126,20 @@ def test_one_worker_two_workers_and_the_local_run_record_the_same(
             again = start(store, queue, sid, pg_url)  # enqueueing twice does not double it
             assert (first.added, again.added, again.present) == (12, 0, 12)
             if count == 2:
-                workers.start(redis_url, queue_name)
+                workers.start(redis_url, queue_name, "--store", pg_url)  # opened at boot
             wait_done(store, sid, workers)
             assert comparable(recorded_once(store, sid)) == local
             assert store.season(sid).status.value == "done"  # type: ignore[union-attr]
+        # RQ's worker state, which the workers write without round trips of their own,
+        # still reads idle once the queue is empty (the first worker may be re-executing
+        # itself after --max-jobs: it registers again when it is back).
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            states = [w.get_state() for w in Worker.all(queue=queue.queue)]
+            if len(states) == 2 and set(states) == {"idle"}:
+                break
+            time.sleep(0.1)
+        assert len(states) == 2 and set(states) == {"idle"}
     assert "restarting as a fresh process" in workers.logs()
 
 

@@ -432,9 +432,10 @@ def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_o
     killed: list[int] = []
 
     def kill_own_backend(conn: sa.Connection, _cursor: Any, statement: str, *_: Any) -> None:
-        # After the result row is inserted, before the transaction commits; twice, as the
-        # store tries once more on a fresh connection when its connection was dropped.
-        if len(killed) < 2 and statement.startswith("INSERT INTO result_seats"):
+        # Before the statement that writes the seats (the one-statement record, which
+        # writes the result row too) reaches the server; twice, as the store tries once
+        # more on a fresh connection when its connection was dropped.
+        if len(killed) < 2 and "INSERT INTO result_seats" in statement:
             pid = conn.connection.dbapi_connection.info.backend_pid  # type: ignore[union-attr]
             with admin.begin() as other:
                 other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
