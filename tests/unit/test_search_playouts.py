@@ -17,9 +17,10 @@ from saloon.sdk.house import make_house_bot
 from saloon.sdk.house.playouts import (
     greedy_seizure_playout,
     greedy_strife_playout,
+    greedy_strife_rollout,
     greedy_western_playout,
 )
-from saloon.sdk.search import Playout, bot_playout
+from saloon.sdk.search import Playout, bot_playout, play_out, round_horizon
 
 
 def disagreements(
@@ -70,3 +71,33 @@ def test_seizure_playout_is_greedy_but_for_trade_partner_ties() -> None:
     compared, differ = disagreements("seizure-v1", 4, 6, greedy_seizure_playout)
     assert compared > 1000
     assert set(differ) <= {"TRADE_PARTNER"}
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+def test_strife_rollout_is_play_out_with_the_greedy_playout(players: int) -> None:
+    """greedy_strife_rollout (one loop for the whole playout) ends where the generic
+    play_out with greedy_strife_playout and the round horizon ends, in the same state, from
+    positions throughout seeded games (CHOOSE_LEADER, voids, several colours, a hand's and
+    the game's end included), with and without a depth limit."""
+    spec = get_game("seas-of-strife-v1")
+    compared = 0
+    for seed in range(8):
+        rng = random.Random(seed)
+        state = spec.new_game(players)
+        while state.current_player() != TERMINAL:
+            if state.current_player() == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+                continue
+            if rng.random() < 0.2:
+                for depth in (None, 1, 5):
+                    generic = state.clone()
+                    play_out(generic, greedy_strife_playout, round_horizon, random.Random(0), depth)
+                    loop = state.clone()
+                    greedy_strife_rollout(loop, random.Random(0), depth)
+                    assert loop.render() == generic.render()
+                    assert loop.current_player() == generic.current_player()
+                    assert loop.observation(0) == generic.observation(0)
+                    compared += 1
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.randrange(len(legal))])
+    assert compared > 200
