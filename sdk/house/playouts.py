@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections.abc import Sequence
+from typing import Any
 
 from saloon.referee.games import State
 from saloon.referee.games.seas_of_strife.engine import (
@@ -456,9 +457,52 @@ class _WesternPlanner:
         return self.score(board)
 
 
+#: greedy_western_playout's choices by everything they depend on (see _western_key): a
+#: search's playouts meet the same positions again (the same first replies in every
+#: sample, the same endings), and a choice costs some twenty board scores.
+_WESTERN_CHOICES: dict[tuple[object, ...], int] = {}
+_WESTERN_CHOICES_MAX = 50_000  # about 0.7 kB each
+
+
+def _western_key(state: State) -> tuple[object, ...]:
+    """What house:greedy's choice at ``state`` depends on: the decision, the seat, the
+    table (locations, stacks, BULLETPROOF mask), its own hand, what the opponent has
+    played (its unseen cards), the cards left (how late it is), the pending card, slot and
+    pick, and whether it may pass REPUTATION (the legal actions follow from these)."""
+    s: Any = state
+    turn: int = s.turn
+    hands: list[list[int]] = s.hands
+    draw: list[list[int]] = s.draw
+    return (
+        s._phase,
+        turn,
+        tuple(s.locations),
+        tuple(map(tuple, s.stacks)),
+        s.bulletproof,
+        tuple(hands[turn]),
+        tuple(s.played[1 - turn]),
+        len(hands[1 - turn]) + len(draw[0]) + len(draw[1]),
+        s._pending_card,
+        s._pending_slot,
+        s._pick,
+        s.reputation == turn and not s.blocked[turn],
+    )
+
+
 def greedy_western_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """Western Legends: Showdown: house:greedy's choices (its one-turn lookahead with a
-    guess at the opponent's reply) over engine card ids."""
+    guess at the opponent's reply) over engine card ids, remembered by position."""
+    key = _western_key(state)
+    choice = _WESTERN_CHOICES.get(key)
+    if choice is None:
+        choice = _greedy_western_choice(state, legal)
+        if len(_WESTERN_CHOICES) >= _WESTERN_CHOICES_MAX:
+            _WESTERN_CHOICES.clear()
+        _WESTERN_CHOICES[key] = choice
+    return choice
+
+
+def _greedy_western_choice(state: State, legal: Sequence[int]) -> int:
     kind = state.decision_kind()
     if kind == MULLIGAN:
         locations: list[int] = state.locations  # type: ignore[attr-defined]
