@@ -25,6 +25,7 @@ Plug in your own knowledge::
         budget=SearchBudget(iterations=300, time_ms=200),
         playout=my_policy,          # (state, legal, rng) -> an action of legal
         evaluate=my_evaluation,     # (state, root_scores) -> a reward in [0, 1] per seat
+        # rollout=my_loop,          # optional: (state, rng, depth) -> None, a whole playout
     )
     result = search.run(decision)   # result.index is the chosen index into decision.legal
     return decision.legal[result.index]

@@ -464,6 +464,13 @@ _WESTERN_CHOICES: dict[tuple[object, ...], int] = {}
 _WESTERN_CHOICES_MAX = 50_000  # about 0.7 kB each
 
 
+def clear_caches() -> None:
+    """Forget every remembered choice and stack score (a benchmark's run starts cold: the
+    same searches again would find every choice remembered)."""
+    _WESTERN_CHOICES.clear()
+    _STACK_TERMS.clear()
+
+
 def _western_key(state: State) -> tuple[object, ...]:
     """What house:greedy's choice at ``state`` depends on: the decision, the seat, the
     table (locations, stacks, BULLETPROOF mask), its own hand, what the opponent has
