@@ -12,7 +12,9 @@ Speed, per game and seat count, in the same run:
 * engine share: the share of the search's time spent inside the engine (functions of
   ``saloon.referee.games``: legal_actions, apply_action, chance, clone, resample_hidden,
   from_observation), measured with cProfile over one run (the profiler slows every call
-  alike; a share, not a speed); the overhead ratio is total time / engine time.
+  alike; a share, not a speed); the overhead ratio is total time / engine time. Every run
+  starts with the playouts' caches empty (saloon.sdk.house.playouts.clear_caches): a run
+  repeats the same searches, which would otherwise find every choice remembered.
 
 Strength: ``house:search`` at its default budget against ``house:greedy`` in every other
 seat, ``--games`` seeded games per seat count, the search seat rotating. Two seats: win
@@ -44,6 +46,7 @@ from saloon.referee.games import CHANCE, TERMINAL, game_ids, get_game
 from saloon.referee.match import play_local
 from saloon.sdk.bot import Decision, MatchInfo
 from saloon.sdk.games import make_decision
+from saloon.sdk.house.playouts import clear_caches
 from saloon.sdk.house.search import Search
 from saloon.sdk.search import SearchBudget, Searcher
 
@@ -92,7 +95,8 @@ def make_search(game_id: str, players: int, seat: int, iterations: int) -> Searc
 def search_speed(
     game_id: str, players: int, cases: list[tuple[int, Decision[Any, Any]]], iterations: int
 ) -> float:
-    """Iterations per second over the cases."""
+    """Iterations per second over the cases (the playouts' caches cold at the start)."""
+    clear_caches()
     done = 0
     start = time.perf_counter()
     for seat, decision in cases:
@@ -106,6 +110,7 @@ def engine_share(
     """The share of the search's time inside the engine package, by cProfile. Time in
     builtins and the standard library (list methods, random) counts for whoever called
     them, split by the calls' share of that time."""
+    clear_caches()
     profile = cProfile.Profile()
     profile.enable()
     for seat, decision in cases:

@@ -25,6 +25,7 @@ Plug in your own knowledge::
         budget=SearchBudget(iterations=300, time_ms=200),
         playout=my_policy,          # (state, legal, rng) -> an action of legal
         evaluate=my_evaluation,     # (state, root_scores) -> a reward in [0, 1] per seat
+        # rollout=my_loop,          # optional: (state, rng, depth) -> None, a whole playout
     )
     result = search.run(decision)   # result.index is the chosen index into decision.legal
     return decision.legal[result.index]
@@ -89,6 +90,12 @@ Evaluation = Callable[[State, Sequence[float]], Sequence[float]]
 Prior = Callable[[Decision[Any, Any]], Any]
 #: A horizon: True where a playout stops (it always stops at the end of the game).
 Horizon = Callable[[State], bool]
+#: A whole playout: play ``state`` on (chance drawn from the rng) to where the evaluation
+#: reads it, making at most ``depth`` seat decisions (None: no limit). Given to a search,
+#: it replaces :func:`play_out` with its playout policy and horizon: one loop written for
+#: one game can skip the generic loop's per-step dispatch (see
+#: saloon.sdk.house.playouts.greedy_strife_rollout).
+Rollout = Callable[[State, random.Random, int | None], None]
 
 
 @dataclass(frozen=True)
@@ -225,6 +232,7 @@ class _SearchBase:
         horizon: Horizon,
         playout_depth: int | None,
         prior: Prior | None,
+        rollout: Rollout | None = None,
     ) -> None:
         if get_game(game_id).from_observation is None:
             raise SearchError(f"{game_id} cannot build a state from an observation")
@@ -240,6 +248,15 @@ class _SearchBase:
         self.playout_depth = playout_depth
         #: A heuristic's choice (one of decision.legal) the search starts from.
         self.prior = prior
+        #: A whole-playout function replacing ``playout`` and ``horizon`` in the playouts
+        #: (``playout`` still picks the tree's expansions in InformationSetSearch).
+        self.rollout = rollout
+
+    def _play_out(self, state: State, rng: random.Random) -> None:
+        if self.rollout is not None:
+            self.rollout(state, rng, self.playout_depth)
+        else:
+            play_out(state, self.playout, self.horizon, rng, self.playout_depth)
 
 
 class InformationSetSearch(_SearchBase):
@@ -260,9 +277,10 @@ class InformationSetSearch(_SearchBase):
         prior: Prior | None = None,
         prior_visits: int = DEFAULT_PRIOR_VISITS,
         prior_reward: float = DEFAULT_PRIOR_REWARD,
+        rollout: Rollout | None = None,
     ) -> None:
         super().__init__(
-            game_id, seat, rng, budget, playout, evaluate, horizon, playout_depth, prior
+            game_id, seat, rng, budget, playout, evaluate, horizon, playout_depth, prior, rollout
         )
         self.exploration = exploration
         #: With a prior: ``prior_visits`` virtual visits of mean ``prior_reward`` start the
@@ -366,14 +384,11 @@ class InformationSetSearch(_SearchBase):
             node = best
             state.apply_action(best_action)
         if expanded:
-            self._play_out(state)
+            self._play_out(state, self.rng)
         rewards = self.evaluate(state, root_scores)
         for visited in path:
             visited.visits += 1
             visited.reward += rewards[visited.player]
-
-    def _play_out(self, state: State) -> None:
-        play_out(state, self.playout, self.horizon, self.rng, self.playout_depth)
 
 
 class RolloutSearch(_SearchBase):
@@ -405,9 +420,10 @@ class RolloutSearch(_SearchBase):
         prior_margin: float = DEFAULT_PRIOR_MARGIN,
         min_samples: int = 1,
         confidence: float = DEFAULT_CONFIDENCE,
+        rollout: Rollout | None = None,
     ) -> None:
         super().__init__(
-            game_id, seat, rng, budget, playout, evaluate, horizon, playout_depth, prior
+            game_id, seat, rng, budget, playout, evaluate, horizon, playout_depth, prior, rollout
         )
         self.prior_margin = prior_margin
         #: Samples dealt even when the budget divided by the actions is smaller.
@@ -443,6 +459,8 @@ class RolloutSearch(_SearchBase):
         done = 0
         dealt = 0
         draws = _Draws()
+        rollout = self.rollout
+        policy, horizon, depth = self.playout, self.horizon, self.playout_depth
         while dealt < samples:
             sample = base.resample_hidden(seat, rng) if dealt else base
             seed = rng.getrandbits(64)
@@ -454,7 +472,10 @@ class RolloutSearch(_SearchBase):
                 if draws.used:  # every action's playout gets the same draws
                     draws.seed(seed)
                     draws.used = False
-                play_out(state, self.playout, self.horizon, draws, self.playout_depth)
+                if rollout is not None:
+                    rollout(state, draws, depth)
+                else:
+                    play_out(state, policy, horizon, draws, depth)
                 reward = self.evaluate(state, root_scores)[seat]
                 totals[action] += reward
                 rewards[action].append(reward)

@@ -18,9 +18,15 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections.abc import Sequence
+from typing import Any
 
 from saloon.referee.games import State
-from saloon.referee.games.seas_of_strife.engine import CHOOSE_LEADER, COLOUR_OF, RANGES
+from saloon.referee.games.seas_of_strife.engine import (
+    CHOOSE_LEADER,
+    COLOUR_OF,
+    RANGES,
+    trick_winner_index,
+)
 from saloon.referee.games.seizure.cards import (
     ACTIVE,
     K_LEFT,
@@ -82,44 +88,80 @@ def greedy_strife_playout(state: State, legal: Sequence[int], rng: random.Random
     trick: list[int] = state.trick_cards  # type: ignore[attr-defined]
     if not trick:
         if state.decision_kind() == CHOOSE_LEADER:
-            seat = state.current_player()
-            points: list[int] = state.points  # type: ignore[attr-defined]
-            taken: list[int] = state.taken  # type: ignore[attr-defined]
-            return min((s for s in legal if s != seat), key=lambda s: (points[s] + taken[s], s))
+            return _strife_leader(state, legal)
         return min(map(LEAD_KEY.__getitem__, legal)) % 75
-    # ``legal`` is in number order (the engine keeps hands sorted): the best duck is the
-    # last card that does not take the trick.
+    return _strife_follow(state, trick, legal)
+
+
+def _strife_leader(state: State, legal: Sequence[int]) -> int:
+    """The opponent with the fewest points plus tricks (then the lowest seat)."""
+    seat = state.current_player()
+    points: list[int] = state.points  # type: ignore[attr-defined]
+    taken: list[int] = state.taken  # type: ignore[attr-defined]
+    best = -1
+    fewest = 1 << 30
+    for s in legal:  # ascending: a tie keeps the lower seat
+        if s != seat and points[s] + taken[s] < fewest:
+            best, fewest = s, points[s] + taken[s]
+    return best
+
+
+def _strife_follow(state: State, trick: list[int], legal: Sequence[int]) -> int:
+    """The highest card of ``legal`` that does not take the trick as it stands, else the
+    highest. ``legal`` is in number order (the engine keeps hands sorted)."""
     high = max(trick)
     mask: int = state._colour_mask  # type: ignore[attr-defined]
-    if len(trick) == 1 or (not mask & (mask - 1) and COLOUR_OF[legal[0]] == COLOUR_OF[high]):
-        # Against one card, any higher card takes the trick (its colour ties the lead's
-        # at one card each or beats it at two); against two or more of one colour, only
-        # a higher card of it, and a seat holding that colour must play it.
-        below = bisect_left(legal, high)
-        return legal[below - 1] if below else legal[-1]
-    if not mask & (mask - 1):
+    if not mask & (mask - 1):  # one colour in the trick
+        if len(trick) == 1 or COLOUR_OF[legal[0]] == COLOUR_OF[high]:
+            # Against one card, any higher card takes the trick (its colour ties the
+            # lead's at one card each or beats it at two); against two or more of one
+            # colour, only a higher card of it, and a seat holding that colour must play it.
+            below = bisect_left(legal, high)
+            return legal[below - 1] if below else legal[-1]
         return legal[-1]  # void in the one colour led: no card can take the trick
-    # Several colours: per colour, its count and its highest card.
-    counts = [0] * 8
-    highest = [-1] * 8
-    for card in trick:
-        k = COLOUR_OF[card]
-        counts[k] += 1
-        if card > highest[k]:
-            highest[k] = card
-    most = max(counts)
+    # Several colours: ask the engine's trick rule, from the highest card down.
+    last = len(trick)
     for card in reversed(legal):
-        k = COLOUR_OF[card]
-        mine = counts[k] + 1
-        # ``card`` takes the trick iff its colour then has the most cards and no card of
-        # a colour tied for most is higher.
-        if mine < most or card < highest[k]:
-            return card
-        if mine == most and any(
-            highest[j] > card for j in range(8) if counts[j] == most and j != k
-        ):
+        if trick_winner_index((*trick, card)) != last:
             return card
     return legal[-1]
+
+
+def greedy_strife_rollout(state: State, rng: random.Random, depth: int | None = None) -> None:
+    """Seas of Strife: ``play_out(state, greedy_strife_playout, round_horizon, rng, depth)``
+    as one loop (the same choices, the same end; tests/unit/test_search_playouts.py): no
+    policy call, horizon or chance dispatch per step. The hand's end is its only chance
+    event (DEAL, where the round horizon stops), so the playout stops where no action is
+    legal (a chance node or the end of the game)."""
+    left = depth if depth is not None else -1
+    legal_actions = state.legal_actions
+    apply_action = state.apply_action
+    lead_key = LEAD_KEY.__getitem__
+    colour_of = COLOUR_OF
+    while left:
+        left -= 1
+        legal = legal_actions()
+        if not legal:  # TERMINAL, or the DEAL that starts the next hand
+            return
+        trick: list[int] = state.trick_cards  # type: ignore[attr-defined]
+        if not trick:
+            if state.decision_kind() == CHOOSE_LEADER:
+                apply_action(_strife_leader(state, legal))
+            else:  # a forced opening lead is the one card of legal
+                apply_action(min(map(lead_key, legal)) % 75)
+            continue
+        # _strife_follow inlined for its common case (one colour in the trick); a single
+        # legal card comes out of either branch.
+        mask: int = state._colour_mask  # type: ignore[attr-defined]
+        if mask & (mask - 1):
+            apply_action(_strife_follow(state, trick, legal))
+            continue
+        high = max(trick)
+        if len(trick) == 1 or colour_of[legal[0]] == colour_of[high]:
+            below = bisect_left(legal, high)
+            apply_action(legal[below - 1] if below else legal[-1])
+        else:
+            apply_action(legal[-1])
 
 
 # -- Seizure --------------------------------------------------------------------------
@@ -415,9 +457,59 @@ class _WesternPlanner:
         return self.score(board)
 
 
+#: greedy_western_playout's choices by everything they depend on (see _western_key): a
+#: search's playouts meet the same positions again (the same first replies in every
+#: sample, the same endings), and a choice costs some twenty board scores.
+_WESTERN_CHOICES: dict[tuple[object, ...], int] = {}
+_WESTERN_CHOICES_MAX = 50_000  # about 0.7 kB each
+
+
+def clear_caches() -> None:
+    """Forget every remembered choice and stack score (a benchmark's run starts cold: the
+    same searches again would find every choice remembered)."""
+    _WESTERN_CHOICES.clear()
+    _STACK_TERMS.clear()
+
+
+def _western_key(state: State) -> tuple[object, ...]:
+    """What house:greedy's choice at ``state`` depends on: the decision, the seat, the
+    table (locations, stacks, BULLETPROOF mask), its own hand, what the opponent has
+    played (its unseen cards), the cards left (how late it is), the pending card, slot and
+    pick, and whether it may pass REPUTATION (the legal actions follow from these)."""
+    s: Any = state
+    turn: int = s.turn
+    hands: list[list[int]] = s.hands
+    draw: list[list[int]] = s.draw
+    return (
+        s._phase,
+        turn,
+        tuple(s.locations),
+        tuple(map(tuple, s.stacks)),
+        s.bulletproof,
+        tuple(hands[turn]),
+        tuple(s.played[1 - turn]),
+        len(hands[1 - turn]) + len(draw[0]) + len(draw[1]),
+        s._pending_card,
+        s._pending_slot,
+        s._pick,
+        s.reputation == turn and not s.blocked[turn],
+    )
+
+
 def greedy_western_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """Western Legends: Showdown: house:greedy's choices (its one-turn lookahead with a
-    guess at the opponent's reply) over engine card ids."""
+    guess at the opponent's reply) over engine card ids, remembered by position."""
+    key = _western_key(state)
+    choice = _WESTERN_CHOICES.get(key)
+    if choice is None:
+        choice = _greedy_western_choice(state, legal)
+        if len(_WESTERN_CHOICES) >= _WESTERN_CHOICES_MAX:
+            _WESTERN_CHOICES.clear()
+        _WESTERN_CHOICES[key] = choice
+    return choice
+
+
+def _greedy_western_choice(state: State, legal: Sequence[int]) -> int:
     kind = state.decision_kind()
     if kind == MULLIGAN:
         locations: list[int] = state.locations  # type: ignore[attr-defined]

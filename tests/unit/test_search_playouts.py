@@ -13,13 +13,14 @@ import random
 import pytest
 
 from saloon.referee.games import CHANCE, TERMINAL, get_game
-from saloon.sdk.house import make_house_bot
+from saloon.sdk.house import make_house_bot, playouts
 from saloon.sdk.house.playouts import (
     greedy_seizure_playout,
     greedy_strife_playout,
+    greedy_strife_rollout,
     greedy_western_playout,
 )
-from saloon.sdk.search import Playout, bot_playout
+from saloon.sdk.search import Playout, bot_playout, play_out, round_horizon
 
 
 def disagreements(
@@ -70,3 +71,62 @@ def test_seizure_playout_is_greedy_but_for_trade_partner_ties() -> None:
     compared, differ = disagreements("seizure-v1", 4, 6, greedy_seizure_playout)
     assert compared > 1000
     assert set(differ) <= {"TRADE_PARTNER"}
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+def test_strife_rollout_is_play_out_with_the_greedy_playout(players: int) -> None:
+    """greedy_strife_rollout (one loop for the whole playout) ends where the generic
+    play_out with greedy_strife_playout and the round horizon ends, in the same state, from
+    positions throughout seeded games (CHOOSE_LEADER, voids, several colours, a hand's and
+    the game's end included), with and without a depth limit."""
+    spec = get_game("seas-of-strife-v1")
+    compared = 0
+    for seed in range(8):
+        rng = random.Random(seed)
+        state = spec.new_game(players)
+        while state.current_player() != TERMINAL:
+            if state.current_player() == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+                continue
+            if rng.random() < 0.2:
+                for depth in (None, 1, 5):
+                    generic = state.clone()
+                    play_out(generic, greedy_strife_playout, round_horizon, random.Random(0), depth)
+                    loop = state.clone()
+                    greedy_strife_rollout(loop, random.Random(0), depth)
+                    assert loop.render() == generic.render()
+                    assert loop.current_player() == generic.current_player()
+                    assert loop.observation(0) == generic.observation(0)
+                    compared += 1
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.randrange(len(legal))])
+    assert compared > 200
+
+
+def test_western_playout_remembers_a_choice_by_what_the_seat_sees() -> None:
+    """greedy_western_playout remembers its choices by position; a position the deciding
+    seat cannot tell apart (its resample_hidden: the opponent's hand and the draw piles
+    redealt) is the same position to it, and the remembered choice is the one greedy
+    makes there afresh."""
+    spec = get_game("western-showdown-v1")
+    playouts._WESTERN_CHOICES.clear()
+    compared = 0
+    for seed in range(30):
+        rng = random.Random(seed)
+        state = spec.new_game(2)
+        while state.current_player() != TERMINAL:
+            if state.current_player() == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+                continue
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                first = greedy_western_playout(state, legal, random.Random(0))
+                size = len(playouts._WESTERN_CHOICES)
+                other = state.resample_hidden(state.current_player(), rng)
+                assert other.legal_actions() == legal
+                again = greedy_western_playout(other, legal, random.Random(0))
+                assert len(playouts._WESTERN_CHOICES) == size  # remembered, not recomputed
+                assert again == first == playouts._greedy_western_choice(other, legal)
+                compared += 1
+            state.apply_action(legal[rng.randrange(len(legal))])
+    assert compared > 300

@@ -14,8 +14,12 @@ from saloon.sdk.errors import SearchError
 from saloon.sdk.games import make_decision
 from saloon.sdk.search import (
     InformationSetSearch,
+    RolloutSearch,
     SearchBudget,
     determinize,
+    play_out,
+    random_playout,
+    round_horizon,
     score_rewards,
 )
 
@@ -149,3 +153,26 @@ def test_every_game_registers_search_and_its_grades() -> None:
         assert {"search", *(f"search-{n}" for n in GRADES)} <= names
         budgets = [house_bot_class(game, f"search-{n}").BUDGET.iterations for n in GRADES]  # type: ignore[attr-defined]
         assert budgets == list(GRADES)
+
+
+@pytest.mark.parametrize("searcher", [InformationSetSearch, RolloutSearch])
+def test_a_rollout_replaces_the_generic_playout(searcher: type[Any]) -> None:
+    """``rollout=`` plays every playout in place of play_out with ``playout`` and
+    ``horizon``; given the generic loop itself, the search is the same as without it."""
+    seat, decision = a_decision()
+    calls: list[int | None] = []
+
+    def loop(state: State, rng: random.Random, depth: int | None) -> None:
+        calls.append(depth)
+        play_out(state, random_playout, round_horizon, rng, depth)
+
+    budget = SearchBudget(40, 60_000)
+    plain = searcher(GAME, seat, random.Random(3), budget, playout_depth=7).run(decision)
+    looped = searcher(GAME, seat, random.Random(3), budget, playout_depth=7, rollout=loop).run(
+        decision
+    )
+    assert calls and set(calls) == {7}
+    assert looped.index == plain.index
+    assert [(s.action, s.visits, s.mean_reward) for s in looped.stats] == [
+        (s.action, s.visits, s.mean_reward) for s in plain.stats
+    ]
