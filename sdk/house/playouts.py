@@ -71,7 +71,15 @@ from saloon.referee.games.western_showdown.engine import (
     WALLOP_SECOND,
     YES,
 )
-from saloon.sdk.house.western_showdown import LEGEND_RESERVE, PASS_BELOW, THREAT_WEIGHT
+from saloon.sdk.house.western_showdown import (
+    LEGEND_RESERVE,
+    PASS_BELOW,
+    THREAT_WEIGHT,
+    push_card,
+    saddle_stack,
+    stick_card,
+    swap_cards,
+)
 
 # -- Seas of Strife -------------------------------------------------------------------
 
@@ -249,36 +257,6 @@ def _met(location: int, stack: tuple[int, ...]) -> bool:
     return len(stack) >= MIN_CARDS[location] and CONDITIONS[location](stack)
 
 
-def _push(board: Board, location: int, card: int) -> Board:
-    return tuple((loc, (*stack, card) if loc == location else stack) for loc, stack in board)
-
-
-def _saddle(board: Board, source: int, dest: int) -> Board:
-    moving = next(stack for loc, stack in board if loc == source)
-    return tuple(
-        (loc, () if loc == source else (*stack, *moving) if loc == dest else stack)
-        for loc, stack in board
-    )
-
-
-def _stick(board: Board, moved: int, dest: int) -> Board:
-    return tuple(
-        (loc, (*(c for c in stack if c != moved), moved))
-        if loc == dest
-        else (loc, tuple(c for c in stack if c != moved) if moved in stack else stack)
-        for loc, stack in board
-    )
-
-
-def _swap(board: Board, a: int, b: int) -> Board:
-    return tuple(
-        (loc, tuple(b if c == a else a if c == b else c for c in stack))
-        if a in stack or b in stack
-        else (loc, stack)
-        for loc, stack in board
-    )
-
-
 #: One stack's part of greedy's board score, by (location, stack, top guarded by our own
 #: BULLETPROOF, our seat, the opponent's unseen cards one per value): (cards won now, our
 #: end-scoring share of it, the stack the opponent could take next). A board's score is
@@ -390,7 +368,7 @@ class _WesternPlanner:
 
     def place_value(self, board: Board, played: int, location: int, allow_extra: bool) -> float:
         stack = next(s for loc, s in board if loc == location)
-        after = _push(board, location, played)
+        after = push_card(board, location, played)
         value = VALUE[played]
         cost = LEGEND_RESERVE if value == 7 and not self.late else 0.0
         if stack and value <= VALUE[stack[-1]]:  # no activation
@@ -399,7 +377,7 @@ class _WesternPlanner:
             base = self.score(after)
             ones = [c for c in self.hand if VALUE[c] == 1 and c != played]
             if ones:
-                base = max(base, self.score(_push(after, location, ones[0])))
+                base = max(base, self.score(push_card(after, location, ones[0])))
             return base - cost
         if value == 2:
             base = self.score(after)
@@ -431,7 +409,7 @@ class _WesternPlanner:
         if value == 3:
             return self.score(board, 1 << played)
         if value == 4:
-            return max(self.score(_saddle(board, source, d)) for d, _ in board if d != source)
+            return max(self.score(saddle_stack(board, source, d)) for d, _ in board if d != source)
         if value == 5:
             best = _NEG
             shield = self.shield
@@ -441,14 +419,14 @@ class _WesternPlanner:
                         continue
                     for d, _ in board:
                         if d != loc:
-                            best = max(best, self.score(_stick(board, c, d)))
+                            best = max(best, self.score(stick_card(board, c, d)))
             return best
         if value == 6:
             table = [c for _, stack in board for c in stack]
             best = _NEG
             for i, a in enumerate(table):
                 for b in table[i + 1 :]:
-                    best = max(best, self.score(_swap(board, a, b)))
+                    best = max(best, self.score(swap_cards(board, a, b)))
             return best
         if value == 7:
             taken = next(len(s) for loc, s in board if loc == source)
@@ -532,29 +510,29 @@ def _greedy_western_choice(state: State, legal: Sequence[int]) -> int:
         one = next(c for c in plan.hand if VALUE[c] == 1)
         return max(
             legal,
-            key=lambda yes: plan.score(_push(board, location, one) if yes == YES else board),
+            key=lambda yes: plan.score(push_card(board, location, one) if yes == YES else board),
         )
     if kind == ACTIVATE:
         return max(legal, key=lambda yes: plan.best_after(board, card, location, yes == YES))
     if kind == SADDLE_DEST:
-        return max(legal, key=lambda dest: plan.score(_saddle(board, location, dest)))
+        return max(legal, key=lambda dest: plan.score(saddle_stack(board, location, dest)))
     if kind == STICK_SOURCE:
         return max(
             legal,
             key=lambda pick: max(
-                plan.score(_stick(board, pick, d))
+                plan.score(stick_card(board, pick, d))
                 for d, stack in board
                 if pick not in stack  # greedy: every location but the card's own
             ),
         )
     if kind == STICK_DEST and picked >= 0:
-        return max(legal, key=lambda dest: plan.score(_stick(board, picked, dest)))
+        return max(legal, key=lambda dest: plan.score(stick_card(board, picked, dest)))
     if kind == CHEAT_PICK:
         if picked >= 0:
-            return max(legal, key=lambda c: plan.score(_swap(board, picked, c)))
+            return max(legal, key=lambda c: plan.score(swap_cards(board, picked, c)))
         table = [c for _, stack in board for c in stack]
         return max(
             legal,
-            key=lambda a: max(plan.score(_swap(board, a, b)) for b in table if b != a),
+            key=lambda a: max(plan.score(swap_cards(board, a, b)) for b in table if b != a),
         )
     return legal[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from saloon.sdk.bot import Bot, Decision
 from saloon.sdk.games.western_showdown import (
@@ -82,34 +82,38 @@ class GreedyBot(Bot):
             return max(
                 legal,
                 key=lambda yes: plan.score(
-                    _push(board, pending.location, ones[0]) if yes else board, []
+                    push_card(board, pending.location, ones[0]) if yes else board, []
                 ),
             )
         if kind == ACTIVATE:
             return max(legal, key=lambda yes: plan.best_after(board, pending, yes))
         if kind == SADDLE_DEST:
-            return max(legal, key=lambda dest: plan.score(_saddle(board, pending.location, dest)))
+            return max(
+                legal, key=lambda dest: plan.score(saddle_stack(board, pending.location, dest))
+            )
         if kind == STICK_SOURCE:
             dests = [loc for loc, _ in board]
             return max(
                 legal,
                 key=lambda pick: max(
-                    plan.score(_stick(board, pick.card, d)) for d in dests if d != pick.location
+                    plan.score(stick_card(board, pick.card, d)) for d in dests if d != pick.location
                 ),
             )
         if kind == STICK_DEST and pending.picked is not None:
             moved = pending.picked
-            return max(legal, key=lambda dest: plan.score(_stick(board, moved, dest)))
+            return max(legal, key=lambda dest: plan.score(stick_card(board, moved, dest)))
         if kind == CHEAT_PICK:
             picks: Sequence[Pick] = legal
             if pending.picked is not None:
                 first = pending.picked
-                return max(picks, key=lambda p: plan.score(_swap(board, first, p.card)))
+                return max(picks, key=lambda p: plan.score(swap_cards(board, first, p.card)))
             table = [c for _, stack in board for c in stack]
             return max(
                 picks,
                 key=lambda p: max(
-                    plan.score(_swap(board, p.card, other)) for other in table if other != p.card
+                    plan.score(swap_cards(board, p.card, other))
+                    for other in table
+                    if other != p.card
                 ),
             )
         return legal[0]
@@ -124,11 +128,19 @@ def _mulligan(obs: Observation, legal: Sequence[Any]) -> Any:
     return DONE
 
 
-def _push(board: Board, location: int, card: Card) -> Board:
+# -- board edits: greedy's "what if" boards (cards as SDK Cards here, as engine ints in
+# saloon.sdk.house.playouts; one code for both) ------------------------------------------
+C = TypeVar("C")
+AnyBoard = tuple[tuple[int, tuple[C, ...]], ...]
+
+
+def push_card(board: AnyBoard[C], location: int, card: C) -> AnyBoard[C]:
+    """``board`` with ``card`` put on top of ``location``'s stack."""
     return tuple((loc, (*stack, card) if loc == location else stack) for loc, stack in board)
 
 
-def _saddle(board: Board, source: int, dest: int) -> Board:
+def saddle_stack(board: AnyBoard[C], source: int, dest: int) -> AnyBoard[C]:
+    """``board`` with ``source``'s whole stack moved on top of ``dest``'s (SADDLE UP)."""
     moving = next(stack for loc, stack in board if loc == source)
     return tuple(
         (loc, () if loc == source else (*stack, *moving) if loc == dest else stack)
@@ -136,19 +148,24 @@ def _saddle(board: Board, source: int, dest: int) -> Board:
     )
 
 
-def _stick(board: Board, moved: Card, dest: int) -> Board:
-    out = []
-    for loc, stack in board:
-        rest = tuple(c for c in stack if c != moved)
-        out.append((loc, (*rest, moved) if loc == dest else rest))
-    return tuple(out)
+def stick_card(board: AnyBoard[C], moved: C, dest: int) -> AnyBoard[C]:
+    """``board`` with ``moved`` taken from its stack and put on top of ``dest``'s."""
+    return tuple(
+        (loc, (*(c for c in stack if c != moved), moved))
+        if loc == dest
+        else (loc, tuple(c for c in stack if c != moved) if moved in stack else stack)
+        for loc, stack in board
+    )
 
 
-def _swap(board: Board, a: Card, b: Card) -> Board:
-    def swapped(c: Card) -> Card:
-        return b if c == a else a if c == b else c
-
-    return tuple((loc, tuple(swapped(c) for c in stack)) for loc, stack in board)
+def swap_cards(board: AnyBoard[C], a: C, b: C) -> AnyBoard[C]:
+    """``board`` with cards ``a`` and ``b`` trading places (CHEAT)."""
+    return tuple(
+        (loc, tuple(b if c == a else a if c == b else c for c in stack))
+        if a in stack or b in stack
+        else (loc, stack)
+        for loc, stack in board
+    )
 
 
 class _Planner:
@@ -230,7 +247,7 @@ class _Planner:
         """The best score reachable by this placement and the choices it opens."""
         played = place.card
         stack = next(s for loc, s in board if loc == place.location)
-        after = _push(board, place.location, played)
+        after = push_card(board, place.location, played)
         cost = 0.0
         if played.value == LIVING_LEGEND and not self.late:
             cost = LEGEND_RESERVE
@@ -241,7 +258,7 @@ class _Planner:
             base = self.score(after)
             ones = [c for c in self.obs.hand if c.value == WALLOP and c != played]
             if ones:
-                base = max(base, self.score(_push(after, place.location, ones[0])))
+                base = max(base, self.score(push_card(after, place.location, ones[0])))
             return base - cost
         if value == DETERMINATION:
             base = self.score(after)
@@ -272,7 +289,7 @@ class _Planner:
         if value == BULLETPROOF:
             return self.score(board, [played])
         if value == SADDLE_UP:
-            return max(self.score(_saddle(board, source, d)) for d, _ in board if d != source)
+            return max(self.score(saddle_stack(board, source, d)) for d, _ in board if d != source)
         if value == STICK_EM_UP:
             best = float("-inf")
             for loc, stack in board:
@@ -281,14 +298,14 @@ class _Planner:
                         continue
                     for d, _ in board:
                         if d != loc:
-                            best = max(best, self.score(_stick(board, c, d)))
+                            best = max(best, self.score(stick_card(board, c, d)))
             return best
         if value == CHEAT:
             table = [c for _, stack in board for c in stack]
             best = float("-inf")
             for i, a in enumerate(table):
                 for b in table[i + 1 :]:
-                    best = max(best, self.score(_swap(board, a, b)))
+                    best = max(best, self.score(swap_cards(board, a, b)))
             return best
         if value == LIVING_LEGEND:
             taken = next(len(s) for loc, s in board if loc == source)
