@@ -131,6 +131,8 @@ class BotConnection:
         self.closed = False
         #: A kept stream between two matches (see :class:`GrpcSeat`), or None.
         self._kept: _Stream | None = None
+        #: Streams opened on this connection so far (a kept stream counts once).
+        self.streams = 0
         self.channel: grpc.aio.Channel = self.run(self._open())
 
     async def _open(self) -> grpc.aio.Channel:
@@ -513,6 +515,7 @@ class GrpcSeat(Seat):
         if connection is None:
             return
         self._reused = False
+        connection.streams += 1
         self._stream = _Stream(connection.loop)
         self._stream.start(connection.channel, self._first)
 
