@@ -225,6 +225,8 @@ class _Stream:
         self.reader: asyncio.Task[None] | None = None
         self.writer: asyncio.Task[None] | None = None
         self.broken: SeatFault | None = None
+        #: The pending deadline timer of the waits (see :meth:`exchange`).
+        self.timer: asyncio.TimerHandle | None = None
 
     def start(self, channel: grpc.aio.Channel, first: bytes) -> None:
         """Open the stream and write ``first`` (at the loop's next run, not a run of its own)."""
@@ -254,21 +256,38 @@ class _Stream:
 
         The hot path of a decision, so it drives the loop by hand rather than through
         ``run_until_complete`` and a task: the reader stops the loop as soon as it has
-        put a message in the inbox, a timer stops it at the deadline.
+        put a message in the inbox, a timer stops it at the deadline. The timer is kept
+        from one call to the next while it is due no later than the new deadline (it
+        only stops a loop this stream waits on): an early one wakes the wait, which then
+        sets one for its own deadline.
         """
         if send is not None:
             self.send(send)
         inbox = self.inbox
         if not inbox:
             loop = self.loop
-            timer = loop.call_later(timeout_s, loop.stop)
+            deadline = loop.time() + timeout_s
+            timer = self.timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self.timer = loop.call_at(deadline, self._timed_out)
             self.waiting = True
             try:
-                loop.run_forever()
+                while True:
+                    loop.run_forever()
+                    if inbox or loop.time() >= deadline:
+                        break
+                    if self.timer is None:  # an earlier deadline's timer woke this wait
+                        self.timer = loop.call_at(deadline, self._timed_out)
             finally:
                 self.waiting = False
-                timer.cancel()
         return inbox.popleft() if inbox else None
+
+    def _timed_out(self) -> None:
+        self.timer = None
+        if self.waiting:
+            self.loop.stop()
 
     def cancel(self) -> None:
         """Cancel the stream (or its opening) and any write still going."""
@@ -279,6 +298,13 @@ class _Stream:
             self.call.cancel()
         if self.writer is not None and not self.writer.done():
             self.writer.cancel()
+        self.drop_timer()
+
+    def drop_timer(self) -> None:
+        """Cancel the pending deadline timer (the stream waits no more)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
         """The stream's reader: bot messages into the inbox, then why the stream ended."""
@@ -402,17 +428,17 @@ class GrpcSeat(Seat):
 
     def decide(self, request: DecisionRequest) -> int:
         index = request.index
-        payload = bot_pb2.ToBot(
-            decision=bot_pb2.DecisionRequest(
-                index=index,
-                kind=request.kind,
-                # orjson: ~15x faster than json.dumps here, the same compact UTF-8 text.
-                observation_json=orjson.dumps(request.observation),
-                legal_json=orjson.dumps(request.legal),
-                decision_ms=request.decision_ms,
-                bank_ms=request.bank_ms,
-            )
-        ).SerializeToString()
+        # Filled in place (no submessage built and copied in): ~1/3 faster.
+        wire = bot_pb2.ToBot()
+        ask = wire.decision
+        ask.index = index
+        ask.kind = request.kind
+        # orjson: ~15x faster than json.dumps here, the same compact UTF-8 text.
+        ask.observation_json = orjson.dumps(request.observation)
+        ask.legal_json = orjson.dumps(request.legal)
+        ask.decision_ms = request.decision_ms
+        ask.bank_ms = request.bank_ms
+        payload = wire.SerializeToString()
         deadline = time.monotonic() + (request.decision_ms + request.bank_ms) / 1000
         send: bytes | None = payload
         try:
@@ -477,6 +503,7 @@ class GrpcSeat(Seat):
         stream = self._stream
         ended = self._finished and stream is not None and stream.broken is None
         if stream is not None:
+            stream.drop_timer()
             call = stream.call
             if ended and not self._owns_connection and call is not None and not call.done():
                 # A warm runtime ends the stream after the match end: cancel it only if it
