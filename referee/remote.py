@@ -223,7 +223,8 @@ class _Stream:
         self.waiting = False
         self.opening: asyncio.Task[None] | None = None
         self.reader: asyncio.Task[None] | None = None
-        self.writer: asyncio.Task[None] | None = None
+        #: The last write (done once it is).
+        self.writer: asyncio.Future[None] | None = None
         self.broken: SeatFault | None = None
         #: The pending deadline timer of the waits (see :meth:`exchange`).
         self.timer: asyncio.TimerHandle | None = None
@@ -246,10 +247,21 @@ class _Stream:
         return call is not None and self.broken is None and not call.done()
 
     def send(self, message: bytes) -> None:
-        """Queue ``message`` after the writes before it (a task: a write blocks only when
-        the bot reads nothing, and then the clock runs out while it stays queued)."""
-        if self.call is not None:
-            self.writer = self.loop.create_task(_write(self.call, message, self.writer))
+        """Queue ``message`` after the writes before it (in the background: a write blocks
+        only when the bot reads nothing, and then the clock runs out while it stays queued).
+
+        With no write going and the loop not running, the write starts at once (see
+        :func:`_start_eagerly`): no run of the loop just to hand it to gRPC.
+        """
+        call = self.call
+        if call is None:
+            return
+        loop = self.loop
+        writer = self.writer
+        if loop.is_running() or (writer is not None and not writer.done()):
+            self.writer = loop.create_task(_write(call, message, writer))
+        else:
+            self.writer = _start_eagerly(loop, _write(call, message))
 
     def exchange(self, send: bytes | None, timeout_s: float) -> Any:
         """Write ``send`` (if any), then the bot's next message (None: none in time).
@@ -480,12 +492,15 @@ class GrpcSeat(Seat):
         ).SerializeToString()
         if self._keeps and not self._doubt and not stream.inbox and connection._keep(stream):
             # The runtime answers with `ended` and waits for the next match on this stream:
-            # start the write (one run of the loop) and leave the stream to the connection.
+            # start the write (at once: see _Stream.send) and leave the stream to the
+            # connection.
             self._kept = True
             stream.send(end)
-            loop = connection.loop
-            loop.call_soon(loop.stop)
-            loop.run_forever()
+            writer = stream.writer
+            if isinstance(writer, asyncio.Task) and not writer.done():
+                loop = connection.loop  # queued behind a write: one run starts it
+                loop.call_soon(loop.stop)
+                loop.run_forever()
             return
         # A runtime that goes away with this seat gets time for its on_match_end; a warm
         # one only needs the write of the match end started (the SDK runtime then ends
@@ -619,8 +634,45 @@ class GrpcSeat(Seat):
         """Raise CRASH when the bot is known to be gone (a process seat knows)."""
 
 
+def _start_eagerly(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None]
+) -> asyncio.Future[None]:
+    """Run ``coro`` now, outside the (stopped) loop, up to its first wait; the loop then
+    resumes it whenever what it waits on is done. A future that is done when it is.
+
+    What a task does, less its first step's run of the loop: a write is handed to gRPC
+    here and now (an eager task; Python 3.11 has none). The loop counts as running during
+    the step, as inside a task.
+    """
+    done: asyncio.Future[None] = loop.create_future()
+
+    def step(_: object = None) -> None:
+        try:
+            awaited = coro.send(None)
+        except StopIteration:
+            pass
+        except BaseException as exc:  # what a task would keep: the writes catch their own
+            log.debug("a write ended with %r", exc)
+        else:
+            if asyncio.isfuture(awaited):
+                awaited._asyncio_future_blocking = False
+                awaited.add_done_callback(step)
+            else:  # a bare yield
+                loop.call_soon(step)
+            return
+        if not done.done():
+            done.set_result(None)
+
+    asyncio._set_running_loop(loop)
+    try:
+        step()
+    finally:
+        asyncio._set_running_loop(None)
+    return done
+
+
 async def _write(
-    call: grpc.aio.StreamStreamCall, message: bytes, after: asyncio.Task[None] | None = None
+    call: grpc.aio.StreamStreamCall, message: bytes, after: asyncio.Future[None] | None = None
 ) -> None:
     """Write one message (after the write ``after``, if still going)."""
     try:
@@ -632,7 +684,7 @@ async def _write(
 
 
 async def _write_end(
-    call: grpc.aio.StreamStreamCall, end: bytes, after: asyncio.Task[None] | None
+    call: grpc.aio.StreamStreamCall, end: bytes, after: asyncio.Future[None] | None
 ) -> None:
     """Write the match end (after the write ``after``, if still going), then half-close."""
     try:

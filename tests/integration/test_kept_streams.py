@@ -93,7 +93,9 @@ def test_a_fault_drops_the_stream_and_the_next_match_is_clean(
     """A late answer (or a crash) of match 1 never reaches match 2: a new stream."""
     bot.calls = 0  # type: ignore[attr-defined]
     records, streams = matches(BotService(lambda game: bot()), tmp_path, 3)
-    assert [(f.seat, f.kind.value) for f in records[0].faults] == [(0, kind)]
+    # (The late answer may also make the next decision late: one TIMEOUT or more.)
+    assert records[0].faults
+    assert {(f.seat, f.kind.value) for f in records[0].faults} == {(0, kind)}
     assert records[1].faults == [] and records[2].faults == []
     assert streams == 2  # match 2 on a new stream, kept for match 3
 
