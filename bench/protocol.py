@@ -273,14 +273,18 @@ def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
 def bench_seat_cycle(game_id: str, cycles: int) -> dict[str, list[float]]:
     """A seat's start + finish + close (ms): on a warm connection, and with its own channel.
 
-    Beside them, one bare round trip on an open stream (the floor's), in the same run: the
-    start is a round trip (MatchStart -> Ready) on a new stream.
+    Beside them, one bare round trip on an open stream (the floor's), in the same run: a
+    warm seat's start is a round trip (MatchStart -> Ready) on the stream its connection
+    kept from the match before; a cold one's opens a channel and a stream. Each on a
+    runtime of its own (a kept stream holds one of a runtime's concurrent matches).
     """
     runtime = ProcessSeat("house:random")
+    cold_runtime = ProcessSeat("house:random")
     seats = get_game(game_id).min_players
     info = StartInfo("cycle", game_id, {}, 0, seats, 1, 10_000, 60_000)
     end = EndInfo([0.0] * seats, list(range(1, seats + 1)))
-    runtime.start(info)  # the runtime serves from here on
+    runtime.start(info)  # the runtimes serve from here on
+    cold_runtime.start(info)
     connection = BotConnection(runtime.target)
     out: dict[str, list[float]] = {"warm": [], "cold": []}
 
@@ -296,10 +300,11 @@ def bench_seat_cycle(game_id: str, cycles: int) -> dict[str, list[float]]:
             cycle(connection.seat("warm"))
         for _ in range(cycles):
             out["warm"].append(cycle(connection.seat("warm")))
-            out["cold"].append(cycle(GrpcSeat(runtime.target, "cold")))
+            out["cold"].append(cycle(GrpcSeat(cold_runtime.target, "cold")))
     finally:
         connection.close()
         runtime.close()
+        cold_runtime.close()
     return out
 
 

@@ -17,13 +17,16 @@ Warm seats: the API for a runtime that plays many matches in sequence (a warm co
     connection = BotConnection("unix:/run/bot-1/bot.sock")  # one channel, kept open
     connection.wait_ready(timeout_s=10)      # health check: True once it serves
     for match in matches:
-        seat = connection.seat("alice@v3")   # a Seat for one match: one stream
+        seat = connection.seat("alice@v3")   # a Seat for one match (on a kept stream)
         play_match(game, [seat, ...], seed)  # the match calls start/decide/finish/close
     connection.close()                       # ends the channel (and any open stream)
 
-``connection.seat()`` costs a stream, not a channel or a thread (bench/protocol.py
-measures a seat's start + finish). Closing a warm seat never closes its connection; the
-SDK runtime ends its stream after the match end, so finishing does not wait on the bot. A
+``connection.seat()`` costs no channel, no thread and, after a clean match, no new stream
+either: the connection keeps the stream (see :class:`GrpcSeat`, "kept streams"), so a warm
+seat's start is one round trip (MatchStart -> Ready) and its finish one write
+(bench/protocol.py measures a seat's start + finish). Closing a warm seat never closes its
+connection, and finishing never waits on the bot. A kept stream holds one of the runtime's
+concurrent matches (``--max-matches``) until the next match or the connection's close. A
 connection belongs to the thread that opened it: use it, its seats, and close it there
 (:class:`ConnectionThreadError` otherwise); run concurrent matches in separate threads
 with a connection each, or in separate processes. ``GrpcSeat(target, bot_id)`` still
@@ -342,16 +345,17 @@ class _Stream:
                     self.loop.stop()
         except grpc.RpcError as exc:
             code = exc.code()
-            if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            # (RESOURCE_EXHAUSTED is also a runtime refusing a stream over its limit of
+            # concurrent matches: not the bot's oversized message, a broken stream.)
+            details = str(exc.details() or "")
+            if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit exceeded" not in details:
                 self.broken = SeatFault(
                     FaultKind.INVALID,
                     f"sent a message over {MAX_BOT_MESSAGE_BYTES} bytes",
                     fatal=True,
                 )
             elif self.broken is None:
-                self.broken = SeatFault(
-                    FaultKind.CRASH, f"stream broken: {code.name}: {exc.details()}"
-                )
+                self.broken = SeatFault(FaultKind.CRASH, f"stream broken: {code.name}: {details}")
         except asyncio.CancelledError:
             self.broken = self.broken or SeatFault(FaultKind.CRASH, "stream cancelled")
         inbox.append(_END_OF_STREAM)
