@@ -667,11 +667,12 @@ def _start_eagerly(
         if not done.done():
             done.set_result(None)
 
+    previous = asyncio._get_running_loop()
     asyncio._set_running_loop(loop)
     try:
         step()
     finally:
-        asyncio._set_running_loop(None)
+        asyncio._set_running_loop(previous)
     return done
 
 
