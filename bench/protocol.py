@@ -9,8 +9,10 @@ Prints three tables (each figure beside its floor, measured in the same run):
    driven from the bench thread's own event loop (write, await the answer), against a
    server answering fixed bytes of the same sizes. Beside it the referee's
    ``GrpcSeat.decide`` with the real runtime (sandboxed process) and house:random (JSON
-   encoding, protobuf, the event loop, the bot's typed decoding and its choice), the two
-   interleaved in rounds; medians, p99 and ratios to the floor. Then, in a second phase
+   encoding, protobuf, the event loop, the bot's typed decoding and its choice), and
+   between them the floor's client with the same runtime (real requests encoded
+   beforehand: the runtime's part of the round trip), interleaved in rounds; medians, p99
+   and ratios to the floor. Then, in a second phase
    (a sync channel's threads would slow the first), the old floor (a sync client with a
    queue-fed request iterator) against the floor again.
 2. A seat's start + finish + close per match: on a warm ``BotConnection`` and with a new
@@ -147,6 +149,50 @@ class Floor:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class RuntimeFloor:
+    """The floor's client on a stream to the SDK runtime: real requests, encoded beforehand.
+
+    What the runtime side costs beyond the floor (its protobuf, the bot's typed decoding
+    and choice), with nothing of the referee's side.
+    """
+
+    def __init__(self, loop: Any, target: str, game_id: str, requests: list[DecisionRequest]):
+        self.loop = loop
+        self.wire = [request_bytes(r) for r in requests]
+        start = bot_pb2.MatchStart(
+            protocol_version=1, game=game_id, seat=0, num_seats=get_game(game_id).min_players
+        )
+        self.channel, self.call = loop.run_until_complete(
+            self._open(target, bot_pb2.ToBot(start=start).SerializeToString())
+        )
+        self.sent = 0
+
+    async def _open(self, target: str, start: bytes) -> tuple[grpc.aio.Channel, Any]:
+        channel = grpc.aio.insecure_channel(target)
+        call = channel.stream_stream(PLAY_METHOD)(wait_for_ready=True)
+        await call.write(start)
+        await call.read()  # Ready
+        return channel, call
+
+    async def _round_trips(self, count: int) -> list[float]:
+        call, wire, times = self.call, self.wire, []
+        for _ in range(count):
+            payload = wire[self.sent % len(wire)]
+            self.sent += 1
+            t = time.perf_counter_ns()
+            await call.write(payload)
+            await call.read()
+            times.append((time.perf_counter_ns() - t) / 1000)
+        return times
+
+    def round_trips(self, count: int) -> list[float]:
+        return self.loop.run_until_complete(self._round_trips(count))  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.call.cancel()
+        self.loop.run_until_complete(self.channel.close())
+
+
 # -- the referee's round trip -----------------------------------------------------------
 class Recorder(InProcessSeat):
     """An in-process seat that keeps every decision request it is asked."""
@@ -172,8 +218,8 @@ def sample_requests(game_id: str, matches: int) -> list[DecisionRequest]:
     return list(Recorder.requests)
 
 
-def wire_size(request: DecisionRequest) -> int:
-    """Bytes of the ToBot message the gRPC seat sends for ``request``."""
+def request_bytes(request: DecisionRequest) -> bytes:
+    """The ToBot message the gRPC seat sends for ``request``."""
     message = bot_pb2.ToBot(
         decision=bot_pb2.DecisionRequest(
             index=request.index,
@@ -184,7 +230,12 @@ def wire_size(request: DecisionRequest) -> int:
             bank_ms=request.bank_ms,
         )
     )
-    return message.ByteSize()
+    return message.SerializeToString()
+
+
+def wire_size(request: DecisionRequest) -> int:
+    """Bytes of the ToBot message the gRPC seat sends for ``request``."""
+    return len(request_bytes(request))
 
 
 def bot_work_us(game_id: str, requests: list[DecisionRequest]) -> float:
@@ -230,23 +281,28 @@ def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
     floor = Floor(size, reply)
     seat = ProcessSeat("house:random")
     seat.start(StartInfo("bench", game_id, {}, 0, get_game(game_id).min_players, 1, 10_000, 60_000))
+    runtime_floor = RuntimeFloor(floor.loop, seat.target, game_id, requests)
     floor_us: list[float] = []
+    runtime_us: list[float] = []
     referee_us: list[float] = []
     # Short alternating rounds: both sides see the same machine load (it drifts a lot).
     per_round = 20
     rounds = max(1, decisions // per_round)
     try:
-        floor.round_trips(100)  # warm both
+        floor.round_trips(100)  # warm all three
+        runtime_floor.round_trips(100)
         for request in requests[:100]:
             seat.decide(request)
         for done in range(0, per_round * rounds, per_round):
             floor_us += floor.round_trips(per_round)
+            runtime_us += runtime_floor.round_trips(per_round)
             for i in range(per_round):
                 request = requests[(done + i) % len(requests)]
                 t = time.perf_counter_ns()
                 seat.decide(request)
                 referee_us.append((time.perf_counter_ns() - t) / 1000)
     finally:
+        runtime_floor.close()
         seat.close()
     # The old floor apart: a sync channel's threads in the process slow everything else.
     sync_floor = SyncFloor(floor.path, size)
@@ -262,6 +318,7 @@ def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
         floor.close()
     return {
         "floor": floor_us,
+        "runtime": runtime_us,
         "sync": sync_us,
         "floor2": floor2_us,
         "referee": referee_us,
@@ -273,14 +330,18 @@ def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
 def bench_seat_cycle(game_id: str, cycles: int) -> dict[str, list[float]]:
     """A seat's start + finish + close (ms): on a warm connection, and with its own channel.
 
-    Beside them, one bare round trip on an open stream (the floor's), in the same run: the
-    start is a round trip (MatchStart -> Ready) on a new stream.
+    Beside them, one bare round trip on an open stream (the floor's), in the same run: a
+    warm seat's start is a round trip (MatchStart -> Ready) on the stream its connection
+    kept from the match before; a cold one's opens a channel and a stream. Each on a
+    runtime of its own (a kept stream holds one of a runtime's concurrent matches).
     """
     runtime = ProcessSeat("house:random")
+    cold_runtime = ProcessSeat("house:random")
     seats = get_game(game_id).min_players
     info = StartInfo("cycle", game_id, {}, 0, seats, 1, 10_000, 60_000)
     end = EndInfo([0.0] * seats, list(range(1, seats + 1)))
-    runtime.start(info)  # the runtime serves from here on
+    runtime.start(info)  # the runtimes serve from here on
+    cold_runtime.start(info)
     connection = BotConnection(runtime.target)
     out: dict[str, list[float]] = {"warm": [], "cold": []}
 
@@ -296,10 +357,11 @@ def bench_seat_cycle(game_id: str, cycles: int) -> dict[str, list[float]]:
             cycle(connection.seat("warm"))
         for _ in range(cycles):
             out["warm"].append(cycle(connection.seat("warm")))
-            out["cold"].append(cycle(GrpcSeat(runtime.target, "cold")))
+            out["cold"].append(cycle(GrpcSeat(cold_runtime.target, "cold")))
     finally:
         connection.close()
         runtime.close()
+        cold_runtime.close()
     return out
 
 
@@ -376,6 +438,7 @@ def main() -> None:
         table.add_column(column, justify="left" if column == "path" else "right")
     rows = [
         ("floor: bare grpc.aio bidi, this thread's loop", got["floor"], f50),
+        ("floor's client + SDK runtime (the runtime's part)", got["runtime"], f50),
         ("referee: GrpcSeat.decide + SDK runtime", got["referee"], f50),
     ]
     f2 = statistics.median(got["floor2"])

@@ -17,13 +17,16 @@ Warm seats: the API for a runtime that plays many matches in sequence (a warm co
     connection = BotConnection("unix:/run/bot-1/bot.sock")  # one channel, kept open
     connection.wait_ready(timeout_s=10)      # health check: True once it serves
     for match in matches:
-        seat = connection.seat("alice@v3")   # a Seat for one match: one stream
+        seat = connection.seat("alice@v3")   # a Seat for one match (on a kept stream)
         play_match(game, [seat, ...], seed)  # the match calls start/decide/finish/close
     connection.close()                       # ends the channel (and any open stream)
 
-``connection.seat()`` costs a stream, not a channel or a thread (bench/protocol.py
-measures a seat's start + finish). Closing a warm seat never closes its connection; the
-SDK runtime ends its stream after the match end, so finishing does not wait on the bot. A
+``connection.seat()`` costs no channel, no thread and, after a clean match, no new stream
+either: the connection keeps the stream (see :class:`GrpcSeat`, "kept streams"), so a warm
+seat's start is one round trip (MatchStart -> Ready) and its finish one write
+(bench/protocol.py measures a seat's start + finish). Closing a warm seat never closes its
+connection, and finishing never waits on the bot. A kept stream holds one of the runtime's
+concurrent matches (``--max-matches``) until the next match or the connection's close. A
 connection belongs to the thread that opened it: use it, its seats, and close it there
 (:class:`ConnectionThreadError` otherwise); run concurrent matches in separate threads
 with a connection each, or in separate processes. ``GrpcSeat(target, bot_id)`` still
@@ -120,7 +123,8 @@ class BotConnection:
     """One gRPC channel to a bot runtime, reused by the seats of match after match.
 
     It belongs to the thread that opened it (its streams run on that thread's loop): use
-    it, its seats and close it from that thread.
+    it, its seats and close it from that thread. Between matches it keeps the last clean
+    match's stream (when the runtime keeps streams) for the next seat.
     """
 
     def __init__(self, target: str) -> None:
@@ -128,6 +132,10 @@ class BotConnection:
         self.loop = thread_loop()
         self.thread_id = threading.get_ident()
         self.closed = False
+        #: A kept stream between two matches (see :class:`GrpcSeat`), or None.
+        self._kept: _Stream | None = None
+        #: Streams opened on this connection so far (a kept stream counts once).
+        self.streams = 0
         self.channel: grpc.aio.Channel = self.run(self._open())
 
     async def _open(self) -> grpc.aio.Channel:
@@ -174,15 +182,185 @@ class BotConnection:
         state = self.channel.get_state(try_to_connect=True)
         return state is grpc.ChannelConnectivity.READY
 
+    def _take_kept(self) -> _Stream | None:
+        """The kept stream for a new match, if there is one still open."""
+        stream, self._kept = self._kept, None
+        if stream is None:
+            return None
+        if not stream.open():
+            stream.cancel()
+            return None
+        return stream
+
+    def _keep(self, stream: _Stream) -> bool:
+        """Keep ``stream`` for the next match (False: one is kept already)."""
+        if self._kept is not None or self.closed:
+            return False
+        self._kept = stream
+        return True
+
     def close(self) -> None:
         """Close the channel and cancel any stream still open on it; idempotent."""
         if self.closed:
             return
         self.closed = True
+        self._kept = None
         if threading.get_ident() != self.thread_id:
             log.warning("the connection to %s is left to its own thread", self.target)
             return
         self.run(self.channel.close())
+
+
+# -- one stream --------------------------------------------------------------------------
+class _Stream:
+    """One ``Bot.Play`` stream: its call, its reader, the bot's messages not read yet.
+
+    The reader puts each message in ``inbox`` and stops the loop when the seat waits on
+    this stream (``waiting``); once the stream has ended, ``broken`` says why.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.call: grpc.aio.StreamStreamCall | None = None
+        self.inbox: collections.deque[Any] = collections.deque()
+        self.waiting = False
+        self.opening: asyncio.Task[None] | None = None
+        self.reader: asyncio.Task[None] | None = None
+        #: The last write (done once it is).
+        self.writer: asyncio.Future[None] | None = None
+        self.broken: SeatFault | None = None
+        #: The pending deadline timer of the waits (see :meth:`exchange`).
+        self.timer: asyncio.TimerHandle | None = None
+
+    def start(self, channel: grpc.aio.Channel, first: bytes) -> None:
+        """Open the stream and write ``first`` (at the loop's next run, not a run of its own)."""
+        self.opening = self.loop.create_task(self._open(channel, first))
+
+    async def _open(self, channel: grpc.aio.Channel, first: bytes) -> None:
+        call = channel.stream_stream(PLAY_METHOD)(wait_for_ready=True)
+        self.call = call
+        self.reader = self.loop.create_task(self._read(call))
+        # A task of its own: the stream may still be connecting, and the short waits for
+        # the answer must not cancel the write.
+        self.writer = self.loop.create_task(_write(call, first))
+
+    def open(self) -> bool:
+        """True while the stream is open (as far as this side has seen)."""
+        call = self.call
+        return call is not None and self.broken is None and not call.done()
+
+    def send(self, message: bytes) -> None:
+        """Queue ``message`` after the writes before it (in the background: a write blocks
+        only when the bot reads nothing, and then the clock runs out while it stays queued).
+
+        With no write going and the loop not running, the write starts at once (see
+        :func:`_start_eagerly`): no run of the loop just to hand it to gRPC.
+        """
+        call = self.call
+        if call is None:
+            return
+        loop = self.loop
+        writer = self.writer
+        if loop.is_running() or (writer is not None and not writer.done()):
+            self.writer = loop.create_task(_write(call, message, writer))
+        else:
+            self.writer = _start_eagerly(loop, _write(call, message))
+
+    def exchange(self, send: bytes | None, timeout_s: float) -> Any:
+        """Write ``send`` (if any), then the bot's next message (None: none in time).
+
+        The hot path of a decision, so it drives the loop by hand rather than through
+        ``run_until_complete`` and a task: the reader stops the loop as soon as it has
+        put a message in the inbox, a timer stops it at the deadline. The timer is kept
+        from one call to the next while it is due no later than the new deadline (it
+        only stops a loop this stream waits on): an early one wakes the wait, which then
+        sets one for its own deadline.
+        """
+        if send is not None:
+            self.send(send)
+        inbox = self.inbox
+        if not inbox:
+            loop = self.loop
+            deadline = loop.time() + timeout_s
+            timer = self.timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self.timer = loop.call_at(deadline, self._timed_out)
+            self.waiting = True
+            try:
+                while True:
+                    loop.run_forever()
+                    if inbox or loop.time() >= deadline:
+                        break
+                    if self.timer is None:  # an earlier deadline's timer woke this wait
+                        self.timer = loop.call_at(deadline, self._timed_out)
+            finally:
+                self.waiting = False
+        return inbox.popleft() if inbox else None
+
+    def _timed_out(self) -> None:
+        self.timer = None
+        if self.waiting:
+            self.loop.stop()
+
+    def cancel(self) -> None:
+        """Cancel the stream (or its opening) and any write still going."""
+        opening = self.opening
+        if opening is not None and not opening.done():
+            opening.cancel()  # the match ended before the stream was even opened
+        if self.call is not None and not self.call.done():
+            self.call.cancel()
+        if self.writer is not None and not self.writer.done():
+            self.writer.cancel()
+        self.drop_timer()
+
+    def drop_timer(self) -> None:
+        """Cancel the pending deadline timer (the stream waits no more)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
+        """The stream's reader: bot messages into the inbox, then why the stream ended."""
+        inbox = self.inbox
+        try:
+            while True:
+                raw = await call.read()
+                if raw is grpc.aio.EOF:
+                    self.broken = self.broken or SeatFault(
+                        FaultKind.CRASH, "the bot closed its stream"
+                    )
+                    break
+                if len(inbox) >= MAX_BACKLOG:
+                    self.broken = SeatFault(
+                        FaultKind.INVALID,
+                        f"flooded the referee with over {MAX_BACKLOG} unasked messages",
+                        fatal=True,
+                    )
+                    call.cancel()
+                    break
+                inbox.append(raw)
+                if self.waiting:
+                    self.loop.stop()
+        except grpc.RpcError as exc:
+            code = exc.code()
+            # (RESOURCE_EXHAUSTED is also a runtime refusing a stream over its limit of
+            # concurrent matches: not the bot's oversized message, a broken stream.)
+            details = str(exc.details() or "")
+            if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit exceeded" not in details:
+                self.broken = SeatFault(
+                    FaultKind.INVALID,
+                    f"sent a message over {MAX_BOT_MESSAGE_BYTES} bytes",
+                    fatal=True,
+                )
+            elif self.broken is None:
+                self.broken = SeatFault(FaultKind.CRASH, f"stream broken: {code.name}: {details}")
+        except asyncio.CancelledError:
+            self.broken = self.broken or SeatFault(FaultKind.CRASH, "stream cancelled")
+        inbox.append(_END_OF_STREAM)
+        if self.waiting:
+            self.loop.stop()
 
 
 # -- a seat over gRPC ---------------------------------------------------------------------
@@ -190,7 +368,17 @@ class GrpcSeat(Seat):
     """A bot served by a runtime at a gRPC target (``unix:PATH`` or ``HOST:PORT``).
 
     Without ``connection`` the seat opens a channel of its own and closes it with the
-    seat; with one (see :meth:`BotConnection.seat`) it only opens a stream on it.
+    seat; with one (see :meth:`BotConnection.seat`) it only needs a stream on it, and
+    takes the stream the connection kept from its last match when there is one.
+
+    Kept streams: a seat on a warm connection asks the runtime to keep the stream
+    (``MatchStart.keep_stream``). When the runtime agrees (``Ready.keeps_stream``) and the
+    match went without a fault or an unasked message on this seat, ``finish`` writes the
+    match end and leaves the stream to the connection; the next seat writes its match
+    start on it and expects the runtime's ``ended`` (its on_match_end done, within
+    ``END_GRACE_S``) and then ``ready``. Anything else (the stream ended, garbage, a stale
+    message, no ``ended`` in time) and the seat drops that stream and opens a new one, so
+    nothing of one match reaches the next.
     """
 
     timed = True
@@ -200,25 +388,29 @@ class GrpcSeat(Seat):
         self.bot_id = bot_id
         self.connection = connection
         self._owns_connection = connection is None
-        self._call: grpc.aio.StreamStreamCall | None = None
-        #: The bot's messages not read yet, and the reader's wake-up of a waiting call.
-        self._inbox: collections.deque[Any] = collections.deque()
-        self._waiting = False
-        self._opening: asyncio.Task[None] | None = None
-        #: The match start, written as soon as the stream is open.
-        self._first: bytes | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._writer: asyncio.Task[None] | None = None
-        #: Why the stream ended, once it has (a fault to report on the next request).
-        self._broken: SeatFault | None = None
+        self._stream: _Stream | None = None
+        #: The match start, as written first on the stream.
+        self._start_message: bot_pb2.MatchStart | None = None
+        self._first = b""
+        #: The stream was kept from an earlier match / is kept for the next one.
+        self._reused = False
+        self._kept = False
+        #: The runtime agreed to keep the stream; something went wrong on it.
+        self._keeps = False
+        self._doubt = False
         self._closed = False
         self._finished = False
         self._dropped = 0
 
+    @property
+    def _broken(self) -> SeatFault | None:
+        """Why this seat's stream ended, once it has."""
+        return None if self._stream is None else self._stream.broken
+
     # -- the seat interface -------------------------------------------------------------
     def start(self, info: StartInfo) -> None:
         deadline = time.monotonic() + info.start_ms / 1000
-        start = bot_pb2.MatchStart(
+        self._start_message = bot_pb2.MatchStart(
             protocol_version=PROTOCOL_VERSION,
             match_id=info.match_id,
             game=info.game,
@@ -230,93 +422,114 @@ class GrpcSeat(Seat):
             bank_ms=info.bank_ms,
             start_ms=info.start_ms,
         )
-        # Written as soon as the stream opens, in the same run of the loop.
-        self._first = bot_pb2.ToBot(start=start).SerializeToString()
-        self.launch()
-        self._connect(deadline)
-        message = self._receive_start(deadline)
-        which = message.WhichOneof("message")
-        if which == "error":
-            raise SeatFault(_error_kind(message.error), message.error.detail)
-        if which != "ready":
-            raise SeatFault(FaultKind.INVALID, f"expected ready, got {which}", fatal=True)
-        if message.ready.protocol_version != PROTOCOL_VERSION:
-            raise SeatFault(
-                FaultKind.INVALID,
-                f"bot speaks protocol {message.ready.protocol_version}, not {PROTOCOL_VERSION}",
-                fatal=True,
-            )
+        try:
+            self.launch()
+            self._connect(deadline)
+            message = self._first_answer(deadline)
+            which = message.WhichOneof("message")
+            if which == "error":
+                raise SeatFault(_error_kind(message.error), message.error.detail)
+            if which != "ready":
+                raise SeatFault(FaultKind.INVALID, f"expected ready, got {which}", fatal=True)
+            if message.ready.protocol_version != PROTOCOL_VERSION:
+                raise SeatFault(
+                    FaultKind.INVALID,
+                    f"bot speaks protocol {message.ready.protocol_version}, not {PROTOCOL_VERSION}",
+                    fatal=True,
+                )
+        except SeatFault:
+            self._doubt = True
+            raise
+        self._keeps = message.ready.keeps_stream and not self._owns_connection
 
     def decide(self, request: DecisionRequest) -> int:
         index = request.index
-        payload = bot_pb2.ToBot(
-            decision=bot_pb2.DecisionRequest(
-                index=index,
-                kind=request.kind,
-                # orjson: ~15x faster than json.dumps here, the same compact UTF-8 text.
-                observation_json=orjson.dumps(request.observation),
-                legal_json=orjson.dumps(request.legal),
-                decision_ms=request.decision_ms,
-                bank_ms=request.bank_ms,
-            )
-        ).SerializeToString()
+        # Filled in place (no submessage built and copied in): ~1/3 faster.
+        wire = bot_pb2.ToBot()
+        ask = wire.decision
+        ask.index = index
+        ask.kind = request.kind
+        # orjson: ~15x faster than json.dumps here, the same compact UTF-8 text.
+        ask.observation_json = orjson.dumps(request.observation)
+        ask.legal_json = orjson.dumps(request.legal)
+        ask.decision_ms = request.decision_ms
+        ask.bank_ms = request.bank_ms
+        payload = wire.SerializeToString()
         deadline = time.monotonic() + (request.decision_ms + request.bank_ms) / 1000
         send: bytes | None = payload
-        while True:
-            message = self._receive(deadline, f"decision {index}", send)
-            send = None
-            which = message.WhichOneof("message")
-            if which == "decision":
-                if message.decision.index == index:
-                    return message.decision.action
-            elif which == "error":
-                if message.error.index == index:
-                    raise SeatFault(_error_kind(message.error), message.error.detail)
-            else:
-                raise SeatFault(FaultKind.INVALID, f"expected a decision, got {which}")
-            # An answer to an earlier request (late: its time is gone) or a duplicate.
-            self._dropped += 1
-            if self._dropped > MAX_DROPPED:
-                raise SeatFault(
-                    FaultKind.INVALID, f"flooded: over {MAX_DROPPED} unasked answers", fatal=True
-                )
+        try:
+            while True:
+                message = self._receive(deadline, f"decision {index}", send)
+                send = None
+                which = message.WhichOneof("message")
+                if which == "decision":
+                    if message.decision.index == index:
+                        return message.decision.action
+                elif which == "error":
+                    if message.error.index == index:
+                        raise SeatFault(_error_kind(message.error), message.error.detail)
+                else:
+                    raise SeatFault(FaultKind.INVALID, f"expected a decision, got {which}")
+                # An answer to an earlier request (late: its time is gone) or a duplicate.
+                self._doubt = True
+                self._dropped += 1
+                if self._dropped > MAX_DROPPED:
+                    raise SeatFault(
+                        FaultKind.INVALID,
+                        f"flooded: over {MAX_DROPPED} unasked answers",
+                        fatal=True,
+                    )
+        except SeatFault:
+            self._doubt = True
+            raise
 
     def finish(self, info: EndInfo) -> None:
         connection = self.connection
-        if connection is None or self._call is None or self._broken is not None:
+        stream = self._stream
+        if connection is None or stream is None or stream.call is None:
             return
-        if self._finished:
+        if stream.broken is not None or self._finished or self._closed:
             return
         self._finished = True
-        end = bot_pb2.ToBot(end=bot_pb2.MatchEnd(scores=info.scores, ranks=info.ranks))
+        end = bot_pb2.ToBot(
+            end=bot_pb2.MatchEnd(scores=info.scores, ranks=info.ranks)
+        ).SerializeToString()
+        if self._keeps and not self._doubt and not stream.inbox and connection._keep(stream):
+            # The runtime answers with `ended` and waits for the next match on this stream:
+            # start the write (at once: see _Stream.send) and leave the stream to the
+            # connection.
+            self._kept = True
+            stream.send(end)
+            writer = stream.writer
+            if isinstance(writer, asyncio.Task) and not writer.done():
+                loop = connection.loop  # queued behind a write: one run starts it
+                loop.call_soon(loop.stop)
+                loop.run_forever()
+            return
         # A runtime that goes away with this seat gets time for its on_match_end; a warm
         # one only needs the write of the match end started (the SDK runtime then ends
         # the stream; the connection's next use sees it done).
         wait_s = END_GRACE_S if self._owns_connection else 0.0
-        connection.run(self._end(end.SerializeToString(), wait_s))
+        connection.run(self._end(end, wait_s))
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         connection = self.connection
-        if connection is None or connection.closed:
+        if connection is None or connection.closed or self._kept:
             return
-        opening = self._opening
-        if opening is not None and not opening.done():
-            opening.cancel()  # the match ended before the stream was even opened
-        call = self._call
-        ended = self._finished and self._broken is None
-        if call is not None and not call.done():
-            if ended and not self._owns_connection:
+        stream = self._stream
+        ended = self._finished and stream is not None and stream.broken is None
+        if stream is not None:
+            stream.drop_timer()
+            call = stream.call
+            if ended and not self._owns_connection and call is not None and not call.done():
                 # A warm runtime ends the stream after the match end: cancel it only if it
                 # has not by the time the connection's loop runs again after a grace.
                 connection.loop.call_later(END_GRACE_S, call.cancel)
-            else:
-                call.cancel()
-        writer = self._writer
-        if writer is not None and not writer.done() and not ended:
-            writer.cancel()
+            elif not ended:
+                stream.cancel()
         if self._owns_connection:
             connection.close()  # runs the loop: the cancellations complete
         elif not ended:
@@ -324,106 +537,63 @@ class GrpcSeat(Seat):
 
     # -- the stream ---------------------------------------------------------------------
     def _connect(self, deadline: float) -> None:
-        """Open the match stream (on a connection of this seat's own unless given one)."""
+        """Open the match stream (on a connection of this seat's own unless given one),
+        or take the one the connection kept, and write the match start on it."""
         if self.connection is None:
             self.connection = BotConnection(self.target)
         connection = self.connection
         connection.check_thread()
-        # Opened by the first run of the loop (the wait for Ready), not a run of its own.
-        self._opening = connection.loop.create_task(self._open_stream(connection.channel))
+        start = self._start_message
+        if start is not None:
+            start.keep_stream = not self._owns_connection
+        self._first = b"" if start is None else bot_pb2.ToBot(start=start).SerializeToString()
+        stream = connection._take_kept() if not self._owns_connection else None
+        if stream is not None:
+            self._reused = True
+            self._stream = stream
+            stream.send(self._first)
+        else:
+            self._new_stream()
 
-    async def _open_stream(self, channel: grpc.aio.Channel) -> None:
-        play = channel.stream_stream(PLAY_METHOD)
-        call = play(wait_for_ready=True)
-        self._call = call
-        loop = asyncio.get_running_loop()
-        self._reader = loop.create_task(self._read(call))
-        if self._first is not None:
-            # A task of its own: the stream may still be connecting, and the short waits
-            # for the answer must not cancel the write.
-            self._writer = loop.create_task(_write(call, self._first))
-            self._first = None
-
-    def _exchange(self, send: bytes | None, timeout_s: float) -> Any:
-        """Write ``send`` (if any), then the bot's next message (None: none in time).
-
-        The hot path of a decision, so it drives the loop by hand rather than through
-        ``run_until_complete`` and a task: the reader stops the loop as soon as it has
-        put a message in the inbox, a timer stops it at the deadline.
-        """
+    def _new_stream(self) -> None:
+        """A new stream on the connection, the match start written first."""
         connection = self.connection
         if connection is None:
-            return None
-        connection.check_thread()
-        loop = connection.loop
-        call = self._call
-        if send is not None and call is not None:
-            # A task: a write blocks only when the bot reads nothing, and then the clock
-            # runs out while the write stays queued (never two writes at once).
-            self._writer = loop.create_task(_write(call, send, self._writer))
-        if not self._inbox:
-            timer = loop.call_later(timeout_s, loop.stop)
-            self._waiting = True
+            return
+        self._reused = False
+        connection.streams += 1
+        self._stream = _Stream(connection.loop)
+        self._stream.start(connection.channel, self._first)
+
+    def _first_answer(self, deadline: float) -> bot_pb2.FromBot:
+        """The bot's answer to the match start; on a kept stream, after its `ended`."""
+        if self._reused:
+            ended_by = min(deadline, time.monotonic() + END_GRACE_S)
             try:
-                loop.run_forever()
-            finally:
-                self._waiting = False
-                timer.cancel()
-        return self._inbox.popleft() if self._inbox else None
+                if self._receive(ended_by, "the last match end").WhichOneof("message") == "ended":
+                    message = self._receive_start(deadline)
+                    if message.WhichOneof("message") in ("ready", "error"):
+                        return message
+            except SeatFault as fault:
+                if fault.kind is FaultKind.TIMEOUT and time.monotonic() >= deadline:
+                    raise self._start_timed_out() from None
+            # In doubt about the kept stream: drop it, start again on a new one.
+            log.info("%s: a kept stream did not restart cleanly: a new stream", self.bot_id)
+            if self._stream is not None:
+                self._stream.cancel()
+            self._new_stream()
+        return self._receive_start(deadline)
 
     async def _end(self, end: bytes, wait_s: float) -> None:
         """Start writing the match end and the half-close; wait ``wait_s`` for the end."""
-        call = self._call
-        if call is None:
+        stream = self._stream
+        if stream is None or stream.call is None:
             return
-        self._writer = asyncio.get_running_loop().create_task(_write_end(call, end, self._writer))
-        if wait_s > 0 and self._reader is not None:
-            await asyncio.wait([self._reader], timeout=wait_s)
+        stream.writer = stream.loop.create_task(_write_end(stream.call, end, stream.writer))
+        if wait_s > 0 and stream.reader is not None:
+            await asyncio.wait([stream.reader], timeout=wait_s)
         else:
             await asyncio.sleep(0)
-
-    async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
-        """The stream's reader: bot messages into the inbox, then why the stream ended."""
-        inbox = self._inbox
-        try:
-            while True:
-                raw = await call.read()
-                if raw is grpc.aio.EOF:
-                    self._broken = self._broken or SeatFault(
-                        FaultKind.CRASH, "the bot closed its stream"
-                    )
-                    break
-                if len(inbox) >= MAX_BACKLOG:
-                    self._broken = SeatFault(
-                        FaultKind.INVALID,
-                        f"flooded the referee with over {MAX_BACKLOG} unasked messages",
-                        fatal=True,
-                    )
-                    call.cancel()
-                    break
-                inbox.append(raw)
-                self._wake()
-        except grpc.RpcError as exc:
-            code = exc.code()
-            if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                self._broken = SeatFault(
-                    FaultKind.INVALID,
-                    f"sent a message over {MAX_BOT_MESSAGE_BYTES} bytes",
-                    fatal=True,
-                )
-            elif self._broken is None:
-                self._broken = SeatFault(
-                    FaultKind.CRASH, f"stream broken: {code.name}: {exc.details()}"
-                )
-        except asyncio.CancelledError:
-            self._broken = self._broken or SeatFault(FaultKind.CRASH, "stream cancelled")
-        inbox.append(_END_OF_STREAM)
-        self._wake()
-
-    def _wake(self) -> None:
-        """Stop the loop if this seat's call is waiting for a message (one has come)."""
-        if self._waiting and self.connection is not None:
-            self.connection.loop.stop()
 
     def _start_timed_out(self) -> SeatFault:
         """The fault when no Ready came in time (a process seat can say more)."""
@@ -433,15 +603,17 @@ class GrpcSeat(Seat):
         """Send ``send`` (if any), then the bot's next message; SeatFault on timeout, a
         broken stream or garbage."""
         raw = None
-        if self.connection is not None:
-            timeout_s = max(0.0, deadline - time.monotonic())
-            raw = self._exchange(send, timeout_s)
+        stream = self._stream
+        if stream is not None and self.connection is not None:
+            self.connection.check_thread()
+            raw = stream.exchange(send, max(0.0, deadline - time.monotonic()))
         if raw is None:
             raise SeatFault(FaultKind.TIMEOUT, f"no answer to {what} in time")
         if raw is _END_OF_STREAM:
-            self._inbox.append(_END_OF_STREAM)  # every later request sees the end too
+            assert stream is not None
+            stream.inbox.append(_END_OF_STREAM)  # every later request sees the end too
             self._check_alive()
-            raise self._broken or SeatFault(FaultKind.CRASH, "stream ended")
+            raise stream.broken or SeatFault(FaultKind.CRASH, "stream ended")
         try:
             return bot_pb2.FromBot.FromString(raw)
         except DecodeError:
@@ -466,8 +638,46 @@ class GrpcSeat(Seat):
         """Raise CRASH when the bot is known to be gone (a process seat knows)."""
 
 
+def _start_eagerly(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None]
+) -> asyncio.Future[None]:
+    """Run ``coro`` now, outside the (stopped) loop, up to its first wait; the loop then
+    resumes it whenever what it waits on is done. A future that is done when it is.
+
+    What a task does, less its first step's run of the loop: a write is handed to gRPC
+    here and now (an eager task; Python 3.11 has none). The loop counts as running during
+    the step, as inside a task.
+    """
+    done: asyncio.Future[None] = loop.create_future()
+
+    def step(_: object = None) -> None:
+        try:
+            awaited = coro.send(None)
+        except StopIteration:
+            pass
+        except BaseException as exc:  # what a task would keep: the writes catch their own
+            log.debug("a write ended with %r", exc)
+        else:
+            if asyncio.isfuture(awaited):
+                awaited._asyncio_future_blocking = False
+                awaited.add_done_callback(step)
+            else:  # a bare yield
+                loop.call_soon(step)
+            return
+        if not done.done():
+            done.set_result(None)
+
+    previous = asyncio._get_running_loop()
+    asyncio._set_running_loop(loop)
+    try:
+        step()
+    finally:
+        asyncio._set_running_loop(previous)
+    return done
+
+
 async def _write(
-    call: grpc.aio.StreamStreamCall, message: bytes, after: asyncio.Task[None] | None = None
+    call: grpc.aio.StreamStreamCall, message: bytes, after: asyncio.Future[None] | None = None
 ) -> None:
     """Write one message (after the write ``after``, if still going)."""
     try:
@@ -479,7 +689,7 @@ async def _write(
 
 
 async def _write_end(
-    call: grpc.aio.StreamStreamCall, end: bytes, after: asyncio.Task[None] | None
+    call: grpc.aio.StreamStreamCall, end: bytes, after: asyncio.Future[None] | None
 ) -> None:
     """Write the match end (after the write ``after``, if still going), then half-close."""
     try:

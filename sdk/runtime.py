@@ -1,9 +1,13 @@
 """The bot runtime: serves one bot over the bot protocol (gRPC, the referee is the client).
 
 Each ``Bot.Play`` stream is one match: a fresh bot from the factory, its hooks called in
-order, one answer per decision request. What the bot's own code does wrong is reported to
-the referee as a :class:`BotError` (the referee turns it into a fault), never a broken
-stream; the traceback goes to stderr, which the referee captures for the bot's owner.
+order, one answer per decision request. A referee that sets ``MatchStart.keep_stream``
+(a warm runtime's) gets the stream kept: the runtime answers the match end with
+``FromBot{ended}`` and plays the next match, with a fresh bot, on the same stream.
+
+What the bot's own code does wrong is reported to the referee as a :class:`BotError`
+(the referee turns it into a fault), never a broken stream; the traceback goes to
+stderr, which the referee captures for the bot's owner.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ DEFAULT_MAX_MATCHES = 4
 _BOT_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 _EXCEPTION = bot_pb2.BotError.EXCEPTION
 _ILLEGAL = bot_pb2.BotError.ILLEGAL_CHOICE
+_ENDED = bot_pb2.FromBot(ended=bot_pb2.MatchEnded())
 
 
 def _describe(exc: BaseException, where: str) -> str:
@@ -59,6 +64,8 @@ class MatchSession:
         self.bot: Bot | None = None
         self.game = ""
         self.seat = 0
+        #: The referee asked to keep the stream after this match (and this runtime does).
+        self.keep_stream = False
 
     def handle(self, message: bot_pb2.ToBot) -> bot_pb2.FromBot | None:
         """The answer to one message from the referee (None: nothing to answer)."""
@@ -74,6 +81,7 @@ class MatchSession:
     def _start(self, start: bot_pb2.MatchStart) -> bot_pb2.FromBot:
         self.game = start.game
         self.seat = start.seat
+        self.keep_stream = start.keep_stream
         info = MatchInfo(
             game=start.game,
             options=json.loads(start.options_json or "{}"),
@@ -92,7 +100,11 @@ class MatchSession:
             detail = _describe(exc, "on_match_start")
             return bot_pb2.FromBot(error=bot_pb2.BotError(kind=_EXCEPTION, detail=detail))
         return bot_pb2.FromBot(
-            ready=bot_pb2.Ready(protocol_version=PROTOCOL_VERSION, bot_name=self.name)
+            ready=bot_pb2.Ready(
+                protocol_version=PROTOCOL_VERSION,
+                bot_name=self.name,
+                keeps_stream=self.keep_stream,
+            )
         )
 
     def _decide(self, request: bot_pb2.DecisionRequest) -> bot_pb2.FromBot:
@@ -150,9 +162,14 @@ class BotService:
             if reply is not None:
                 yield reply
             elif message.WhichOneof("message") == "end":
-                # The match is over: end the stream now, so a warm referee connection need
-                # not wait for (or send) a half-close.
-                return
+                if not session.keep_stream:
+                    # The match is over: end the stream now, so a warm referee connection
+                    # need not wait for (or send) a half-close.
+                    return
+                # A kept stream: say the match is over for the bot, then serve the next
+                # match on this stream with a fresh session (and a fresh bot).
+                yield _ENDED
+                session = MatchSession(self.factory, self.name)
 
 
 def bot_handler(service: BotService) -> grpc.GenericRpcHandler:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saloon/v1/bot.proto\x12\tsaloon.v1\"\x8e\x01\n\x05ToBot\x12&\n\x05start\x18\x01 \x01(\x0b\x32\x15.saloon.v1.MatchStartH\x00\x12.\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x1a.saloon.v1.DecisionRequestH\x00\x12\"\n\x03\x65nd\x18\x03 \x01(\x0b\x32\x13.saloon.v1.MatchEndH\x00\x42\t\n\x07message\"\x86\x01\n\x07\x46romBot\x12!\n\x05ready\x18\x01 \x01(\x0b\x32\x10.saloon.v1.ReadyH\x00\x12\'\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x13.saloon.v1.DecisionH\x00\x12$\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x13.saloon.v1.BotErrorH\x00\x42\t\n\x07message\"\xc3\x01\n\nMatchStart\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12\x14\n\x0coptions_json\x18\x04 \x01(\t\x12\x0c\n\x04seat\x18\x05 \x01(\r\x12\x11\n\tnum_seats\x18\x06 \x01(\r\x12\x0c\n\x04seed\x18\x07 \x01(\x04\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x08 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\t \x01(\r\x12\x10\n\x08start_ms\x18\n \x01(\r\"3\n\x05Ready\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\"\x82\x01\n\x0f\x44\x65\x63isionRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x18\n\x10observation_json\x18\x03 \x01(\x0c\x12\x12\n\nlegal_json\x18\x04 \x01(\x0c\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x05 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x06 \x01(\r\")\n\x08\x44\x65\x63ision\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\r\"\x92\x01\n\x08\x42otError\x12\r\n\x05index\x18\x01 \x01(\r\x12&\n\x04kind\x18\x02 \x01(\x0e\x32\x18.saloon.v1.BotError.Kind\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"?\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\r\n\tEXCEPTION\x10\x01\x12\x12\n\x0eILLEGAL_CHOICE\x10\x02\")\n\x08MatchEnd\x12\x0e\n\x06scores\x18\x01 \x03(\x01\x12\r\n\x05ranks\x18\x02 \x03(\r27\n\x03\x42ot\x12\x30\n\x04Play\x12\x10.saloon.v1.ToBot\x1a\x12.saloon.v1.FromBot(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saloon/v1/bot.proto\x12\tsaloon.v1\"\x8e\x01\n\x05ToBot\x12&\n\x05start\x18\x01 \x01(\x0b\x32\x15.saloon.v1.MatchStartH\x00\x12.\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x1a.saloon.v1.DecisionRequestH\x00\x12\"\n\x03\x65nd\x18\x03 \x01(\x0b\x32\x13.saloon.v1.MatchEndH\x00\x42\t\n\x07message\"\xae\x01\n\x07\x46romBot\x12!\n\x05ready\x18\x01 \x01(\x0b\x32\x10.saloon.v1.ReadyH\x00\x12\'\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x13.saloon.v1.DecisionH\x00\x12$\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x13.saloon.v1.BotErrorH\x00\x12&\n\x05\x65nded\x18\x04 \x01(\x0b\x32\x15.saloon.v1.MatchEndedH\x00\x42\t\n\x07message\"\xd8\x01\n\nMatchStart\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12\x14\n\x0coptions_json\x18\x04 \x01(\t\x12\x0c\n\x04seat\x18\x05 \x01(\r\x12\x11\n\tnum_seats\x18\x06 \x01(\r\x12\x0c\n\x04seed\x18\x07 \x01(\x04\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x08 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\t \x01(\r\x12\x10\n\x08start_ms\x18\n \x01(\r\x12\x13\n\x0bkeep_stream\x18\x0b \x01(\x08\"I\n\x05Ready\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x14\n\x0ckeeps_stream\x18\x03 \x01(\x08\"\x82\x01\n\x0f\x44\x65\x63isionRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x18\n\x10observation_json\x18\x03 \x01(\x0c\x12\x12\n\nlegal_json\x18\x04 \x01(\x0c\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x05 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x06 \x01(\r\")\n\x08\x44\x65\x63ision\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\r\"\x92\x01\n\x08\x42otError\x12\r\n\x05index\x18\x01 \x01(\r\x12&\n\x04kind\x18\x02 \x01(\x0e\x32\x18.saloon.v1.BotError.Kind\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"?\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\r\n\tEXCEPTION\x10\x01\x12\x12\n\x0eILLEGAL_CHOICE\x10\x02\")\n\x08MatchEnd\x12\x0e\n\x06scores\x18\x01 \x03(\x01\x12\r\n\x05ranks\x18\x02 \x03(\r\"\x0c\n\nMatchEnded27\n\x03\x42ot\x12\x30\n\x04Play\x12\x10.saloon.v1.ToBot\x1a\x12.saloon.v1.FromBot(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,21 +34,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOBOT']._serialized_start=35
   _globals['_TOBOT']._serialized_end=177
   _globals['_FROMBOT']._serialized_start=180
-  _globals['_FROMBOT']._serialized_end=314
-  _globals['_MATCHSTART']._serialized_start=317
-  _globals['_MATCHSTART']._serialized_end=512
-  _globals['_READY']._serialized_start=514
-  _globals['_READY']._serialized_end=565
-  _globals['_DECISIONREQUEST']._serialized_start=568
-  _globals['_DECISIONREQUEST']._serialized_end=698
-  _globals['_DECISION']._serialized_start=700
-  _globals['_DECISION']._serialized_end=741
-  _globals['_BOTERROR']._serialized_start=744
-  _globals['_BOTERROR']._serialized_end=890
-  _globals['_BOTERROR_KIND']._serialized_start=827
-  _globals['_BOTERROR_KIND']._serialized_end=890
-  _globals['_MATCHEND']._serialized_start=892
-  _globals['_MATCHEND']._serialized_end=933
-  _globals['_BOT']._serialized_start=935
-  _globals['_BOT']._serialized_end=990
+  _globals['_FROMBOT']._serialized_end=354
+  _globals['_MATCHSTART']._serialized_start=357
+  _globals['_MATCHSTART']._serialized_end=573
+  _globals['_READY']._serialized_start=575
+  _globals['_READY']._serialized_end=648
+  _globals['_DECISIONREQUEST']._serialized_start=651
+  _globals['_DECISIONREQUEST']._serialized_end=781
+  _globals['_DECISION']._serialized_start=783
+  _globals['_DECISION']._serialized_end=824
+  _globals['_BOTERROR']._serialized_start=827
+  _globals['_BOTERROR']._serialized_end=973
+  _globals['_BOTERROR_KIND']._serialized_start=910
+  _globals['_BOTERROR_KIND']._serialized_end=973
+  _globals['_MATCHEND']._serialized_start=975
+  _globals['_MATCHEND']._serialized_end=1016
+  _globals['_MATCHENDED']._serialized_start=1018
+  _globals['_MATCHENDED']._serialized_end=1030
+  _globals['_BOT']._serialized_start=1032
+  _globals['_BOT']._serialized_end=1087
 # @@protoc_insertion_point(module_scope)

@@ -11,6 +11,21 @@ stream, Bot.Play, and keeps it open for the whole match:
   referee -> bot   ToBot{decision} ...      bot -> referee   FromBot{decision} (or {error})
   referee -> bot   ToBot{end}               the referee then half-closes; the bot ends.
 
+Kept streams (warm runtimes): a referee that will play a runtime's next matches sets
+MatchStart.keep_stream. A runtime that supports it says so in Ready.keeps_stream; after
+that match's MatchEnd it answers FromBot{ended} (once the bot's on_match_end is done)
+and waits on the same stream for the next MatchStart, which starts a new match from
+scratch (a fresh bot instance):
+
+  ... ToBot{end}  -> FromBot{ended}   ToBot{start} -> FromBot{ready}   ... ToBot{end} ...
+
+The referee keeps a stream only after a match without any fault or unasked message on
+it; otherwise it half-closes or cancels it and opens a new stream for the next match,
+as it does when it receives anything but {ended} then {ready} on a kept stream. A
+runtime that does not know keep_stream answers a Ready without keeps_stream: the
+referee then ends that stream after the match, as above. The referee may end a kept
+stream at any time between matches (a half-close or a cancel); the runtime then ends.
+
 Decisions with a single legal action are played by the referee without asking.
 A bot answers every DecisionRequest with the index of one legal action, echoing the
 request's `index` so that an answer arriving after its deadline is recognised and dropped.
@@ -83,24 +98,28 @@ class FromBot(_message.Message):
     READY_FIELD_NUMBER: _builtins.int
     DECISION_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def ready(self) -> Global___Ready: ...
     @_builtins.property
     def decision(self) -> Global___Decision: ...
     @_builtins.property
     def error(self) -> Global___BotError: ...
+    @_builtins.property
+    def ended(self) -> Global___MatchEnded: ...
     def __init__(
         self,
         *,
         ready: Global___Ready | None = ...,
         decision: Global___Decision | None = ...,
         error: Global___BotError | None = ...,
+        ended: Global___MatchEnded | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "error", b"error", "message", b"message", "ready", b"ready"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "ended", b"ended", "error", b"error", "message", b"message", "ready", b"ready"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "error", b"error", "message", b"message", "ready", b"ready"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "ended", b"ended", "error", b"error", "message", b"message", "ready", b"ready"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["ready", "decision", "error"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["ready", "decision", "error", "ended"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -120,6 +139,7 @@ class MatchStart(_message.Message):
     DECISION_MS_FIELD_NUMBER: _builtins.int
     BANK_MS_FIELD_NUMBER: _builtins.int
     START_MS_FIELD_NUMBER: _builtins.int
+    KEEP_STREAM_FIELD_NUMBER: _builtins.int
     protocol_version: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
@@ -136,6 +156,8 @@ class MatchStart(_message.Message):
     bank_ms: _builtins.int
     start_ms: _builtins.int
     """Time the bot has to answer this message with Ready."""
+    keep_stream: _builtins.bool
+    """The referee may play further matches on this stream (see "Kept streams" above)."""
     def __init__(
         self,
         *,
@@ -149,10 +171,11 @@ class MatchStart(_message.Message):
         decision_ms: _builtins.int = ...,
         bank_ms: _builtins.int = ...,
         start_ms: _builtins.int = ...,
+        keep_stream: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "decision_ms", b"decision_ms", "game", b"game", "match_id", b"match_id", "num_seats", b"num_seats", "options_json", b"options_json", "protocol_version", b"protocol_version", "seat", b"seat", "seed", b"seed", "start_ms", b"start_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "decision_ms", b"decision_ms", "game", b"game", "keep_stream", b"keep_stream", "match_id", b"match_id", "num_seats", b"num_seats", "options_json", b"options_json", "protocol_version", b"protocol_version", "seat", b"seat", "seed", b"seed", "start_ms", b"start_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -164,18 +187,24 @@ class Ready(_message.Message):
 
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
     BOT_NAME_FIELD_NUMBER: _builtins.int
+    KEEPS_STREAM_FIELD_NUMBER: _builtins.int
     protocol_version: _builtins.int
     bot_name: _builtins.str
     """Free-form, for logs: the bot's name or version."""
+    keeps_stream: _builtins.bool
+    """MatchStart.keep_stream was set and the runtime keeps the stream for the next match:
+    it answers this match's MatchEnd with FromBot{ended} instead of ending the stream.
+    """
     def __init__(
         self,
         *,
         protocol_version: _builtins.int = ...,
         bot_name: _builtins.str = ...,
+        keeps_stream: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "protocol_version", b"protocol_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "keeps_stream", b"keeps_stream", "protocol_version", b"protocol_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -320,3 +349,22 @@ class MatchEnd(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchEnd: _TypeAlias = MatchEnd  # noqa: Y015
+
+@_typing.final
+class MatchEnded(_message.Message):
+    """The answer to MatchEnd on a kept stream: the match is over for the bot (its on_match_end
+    has returned) and the runtime waits for the next MatchStart on this stream.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchEnded: _TypeAlias = MatchEnded  # noqa: Y015

@@ -81,8 +81,10 @@ def test_warm_runtime_serves_the_next_match_and_the_record_replays(
     served = seat1.runtime.matches
     second, seat2 = honest_match(sandbox, 2)
     assert seat2.runtime is seat1.runtime
-    # The gRPC channel is warm too: the second match opened only a stream on it.
+    # The gRPC channel is warm too, and so is its stream: the second match played on the
+    # stream the first one kept.
     assert seat2.connection is seat1.connection is seat1.runtime.connection
+    assert seat2.connection is not None and seat2.connection.streams == 1
     assert seat2.runtime.matches == served + 1
     # Module globals survive in a warm runtime (the bot counts its matches there); each
     # match's diagnostics hold only that match's part; the bot is fresh, the record equal.

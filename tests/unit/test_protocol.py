@@ -14,7 +14,7 @@ from saloon.referee.botprocess import CappedBuffer
 from saloon.sdk import Bot, Decision, MatchInfo
 from saloon.sdk.proto import bot_pb2
 from saloon.sdk.protocol import PROTOCOL_VERSION
-from saloon.sdk.runtime import MatchSession
+from saloon.sdk.runtime import BotService, MatchSession
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,3 +110,31 @@ def test_capped_buffer_keeps_the_head_and_counts_the_rest() -> None:
     assert buf.data == b"0123456789"
     assert buf.dropped == 6
     assert "6 more bytes" in buf.text()
+
+
+def test_kept_stream_serves_match_after_match() -> None:
+    """With MatchStart.keep_stream the runtime answers the end with `ended` and serves the
+    next match on the stream (a fresh bot); without it the stream ends after the end."""
+    bots: list[FirstBot] = []
+
+    def factory(game: str) -> FirstBot:
+        bots.append(FirstBot())
+        return bots[-1]
+
+    kept = start_message("no-such-game-v1")
+    kept.start.keep_stream = True
+    end = bot_pb2.ToBot(end=bot_pb2.MatchEnd(scores=[1], ranks=[0]))
+    messages = [kept, raw_request(3, [1, 2]), end, kept, end]
+    replies = list(BotService(factory).Play(iter(messages), None))
+    assert [r.WhichOneof("message") for r in replies] == [
+        "ready",
+        "decision",
+        "ended",
+        "ready",
+        "ended",
+    ]
+    assert replies[0].ready.keeps_stream and len(bots) == 2 and all(b.ended for b in bots)
+    plain = start_message("no-such-game-v1")
+    replies = list(BotService(factory).Play(iter([plain, end, plain]), None))
+    assert [r.WhichOneof("message") for r in replies] == ["ready"]
+    assert not replies[0].ready.keeps_stream
