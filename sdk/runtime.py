@@ -21,11 +21,10 @@ from concurrent import futures
 from typing import Any
 
 import grpc
-import orjson
 
 from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
-from saloon.sdk.games import adapter_for, make_decision
+from saloon.sdk.games import adapter_for, decision_from_wire
 from saloon.sdk.loader import BotFactory
 from saloon.sdk.proto import bot_pb2
 from saloon.sdk.protocol import (
@@ -115,11 +114,11 @@ class MatchSession:
                 error=bot_pb2.BotError(index=index, kind=_EXCEPTION, detail=detail)
             )
         try:
-            decision = make_decision(
+            decision = decision_from_wire(
                 self.game,
                 request.kind,
-                orjson.loads(request.observation_json),
-                orjson.loads(request.legal_json),
+                request.observation_json,
+                request.legal_json,
                 Clock(request.decision_ms, request.bank_ms),
             )
             choice = self.bot.act(decision)

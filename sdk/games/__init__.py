@@ -10,9 +10,11 @@ action``. A game without an SDK view still plays: bots then get the raw JSON val
 from __future__ import annotations
 
 import importlib
-from functools import cache
+from functools import cache, cached_property
 from types import ModuleType
 from typing import Any
+
+import orjson
 
 from saloon.referee.games import sdk_views_table
 from saloon.sdk.bot import Clock, Decision
@@ -41,3 +43,85 @@ def make_decision(
     observation = adapter.decode_observation(raw_observation)
     legal = tuple(adapter.decode_action(kind, raw) for raw in raw_legal)
     return Decision(kind, observation, legal, clock, raw_observation, tuple(raw_legal))
+
+
+class _WireDecision(Decision[Any, Any]):
+    """A :class:`Decision` made from the wire: its observation is parsed and typed when the
+    bot first reads it (``observation`` or ``raw_observation``), not before ``act``.
+
+    A bot that looks only at ``legal`` (or keeps the raw JSON) pays nothing for the
+    observation's typed views; one that reads it pays the same as before, once. To the bot
+    it is a Decision like any other (same fields, equality and repr).
+    """
+
+    __qualname__ = "Decision"
+    _game_id: str
+    _observation_json: bytes
+
+    def __init__(
+        self,
+        game_id: str,
+        kind: str,
+        observation_json: bytes,
+        legal: tuple[Any, ...],
+        raw_legal: tuple[Any, ...],
+        clock: Clock | None,
+    ) -> None:
+        # Frozen: set the fields as the dataclass's own __init__ would, without __setattr__.
+        fields = self.__dict__
+        fields["kind"] = kind
+        fields["legal"] = legal
+        fields["clock"] = clock
+        fields["raw_legal"] = raw_legal
+        fields["_game_id"] = game_id
+        fields["_observation_json"] = observation_json
+
+    @cached_property
+    def raw_observation(self) -> dict[str, Any]:
+        return orjson.loads(self._observation_json)  # type: ignore[no-any-return]
+
+    @cached_property
+    def observation(self) -> Any:
+        adapter = adapter_for(self._game_id)
+        if adapter is None:
+            return self.raw_observation
+        return adapter.decode_observation(self.raw_observation)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Decision):
+            return _astuple(self) == _astuple(other)
+        return NotImplemented
+
+    __hash__ = Decision.__hash__
+
+
+def _astuple(decision: Decision[Any, Any]) -> tuple[Any, ...]:
+    return (
+        decision.kind,
+        decision.observation,
+        decision.legal,
+        decision.clock,
+        decision.raw_observation,
+        decision.raw_legal,
+    )
+
+
+def decision_from_wire(
+    game_id: str,
+    kind: str,
+    observation_json: bytes,
+    legal_json: bytes,
+    clock: Clock | None = None,
+) -> Decision[Any, Any]:
+    """The typed :class:`Decision` of a decision request as the referee sends it (JSON).
+
+    Equal to ``make_decision`` of the parsed JSON; the legal actions are typed at once, the
+    observation when the bot first reads it.
+    """
+    raw_legal = tuple(orjson.loads(legal_json))
+    adapter = adapter_for(game_id)
+    if adapter is None:
+        legal = raw_legal
+    else:
+        legal = tuple([adapter.decode_action(kind, raw) for raw in raw_legal])
+    return _WireDecision(game_id, kind, observation_json, legal, raw_legal, clock)
