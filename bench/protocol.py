@@ -9,7 +9,8 @@ Prints three tables (each figure beside its floor, measured in the same run):
    driven from the bench thread's own event loop (write, await the answer), against a
    server answering fixed bytes of the same sizes. Beside it the referee's
    ``GrpcSeat.decide`` with the real runtime (sandboxed process) and house:random (JSON
-   encoding, protobuf, the event loop, the bot's typed decoding and its choice), and
+   encoding, protobuf, the event loop, the typed legal actions and the bot's choice: the
+   runtime types the observation only when a bot reads it, and house:random does not), and
    between them the floor's client with the same runtime (real requests encoded
    beforehand: the runtime's part of the round trip), interleaved in rounds; medians, p99
    and ratios to the floor. Then, in a second phase
@@ -238,12 +239,22 @@ def wire_size(request: DecisionRequest) -> int:
     return len(request_bytes(request))
 
 
-def bot_work_us(game_id: str, requests: list[DecisionRequest]) -> float:
-    """Median time the runtime spends in-process on one request (parse, typed decode, act)."""
+def bot_work_us(
+    game_id: str, requests: list[DecisionRequest], read_observation: bool = False
+) -> float:
+    """Median time the runtime spends in-process on one request (parse, typed decode, act):
+    house:random's (it reads only the legal actions), or a bot that also reads its typed
+    observation (the runtime types it on first read)."""
+    from saloon.sdk import Decision, FunctionBot
     from saloon.sdk.loader import load_bot
     from saloon.sdk.runtime import MatchSession
 
-    session = MatchSession(load_bot("house:random"))
+    def reader(decision: Decision[Any, Any]) -> Any:
+        assert decision.observation is not None
+        return decision.legal[0]
+
+    factory = (lambda game: FunctionBot(reader)) if read_observation else load_bot("house:random")
+    session = MatchSession(factory)
     start = bot_pb2.MatchStart(game=game_id, seat=0, num_seats=get_game(game_id).min_players)
     session.handle(bot_pb2.ToBot(start=start))
     wire = [
@@ -276,6 +287,7 @@ def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
     """Floors and referee round trips (us), interleaved in rounds; request size; bot work."""
     requests = sample_requests(game_id, 5)
     bot_us = bot_work_us(game_id, requests)
+    reader_us = bot_work_us(game_id, requests, read_observation=True)
     size = round(statistics.mean(wire_size(r) for r in requests))
     reply = bot_pb2.FromBot(decision=bot_pb2.Decision(index=100, action=3)).ByteSize()
     floor = Floor(size, reply)
@@ -324,6 +336,7 @@ def bench_round_trip(game_id: str, decisions: int) -> dict[str, Any]:
         "referee": referee_us,
         "size": size,
         "bot_us": bot_us,
+        "reader_us": reader_us,
     }
 
 
@@ -451,6 +464,7 @@ def main() -> None:
         table.add_row(name, f"{m50:.0f}", f"{m99:.0f}", f"{m50 / base:.2f}")
     r50 = statistics.median(got["referee"])
     table.add_row("bot work in the runtime (in-process)", f"{got['bot_us']:.0f}", "", "")
+    table.add_row("(the same, a bot reading its observation)", f"{got['reader_us']:.0f}", "", "")
     table.add_row(
         "referee - bot work", f"{r50 - got['bot_us']:.0f}", "", f"{(r50 - got['bot_us']) / f50:.2f}"
     )
