@@ -58,24 +58,6 @@ class _WireDecision(Decision[Any, Any]):
     _game_id: str
     _observation_json: bytes
 
-    def __init__(
-        self,
-        game_id: str,
-        kind: str,
-        observation_json: bytes,
-        legal: tuple[Any, ...],
-        raw_legal: tuple[Any, ...],
-        clock: Clock | None,
-    ) -> None:
-        # Frozen: set the fields as the dataclass's own __init__ would, without __setattr__.
-        fields = self.__dict__
-        fields["kind"] = kind
-        fields["legal"] = legal
-        fields["clock"] = clock
-        fields["raw_legal"] = raw_legal
-        fields["_game_id"] = game_id
-        fields["_observation_json"] = observation_json
-
     @cached_property
     def raw_observation(self) -> dict[str, Any]:
         return orjson.loads(self._observation_json)  # type: ignore[no-any-return]
@@ -93,6 +75,10 @@ class _WireDecision(Decision[Any, Any]):
         return NotImplemented
 
     __hash__ = Decision.__hash__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled and copied as the plain Decision it stands for (its observation typed).
+        return (Decision, _astuple(self))
 
 
 def _astuple(decision: Decision[Any, Any]) -> tuple[Any, ...]:
@@ -124,4 +110,15 @@ def decision_from_wire(
         legal = raw_legal
     else:
         legal = tuple([adapter.decode_action(kind, raw) for raw in raw_legal])
-    return _WireDecision(game_id, kind, observation_json, legal, raw_legal, clock)
+    # Frozen: the fields set as the dataclass's own __init__ would, but for the observation
+    # (its __init__ stays Decision's, for dataclasses.replace and the like).
+    decision = object.__new__(_WireDecision)
+    decision.__dict__.update(
+        kind=kind,
+        legal=legal,
+        clock=clock,
+        raw_legal=raw_legal,
+        _game_id=game_id,
+        _observation_json=observation_json,
+    )
+    return decision

@@ -6,7 +6,10 @@ everything its engine emits, and a decision's typed legal actions must be distin
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import pickle
 import random
 
 import pytest
@@ -64,4 +67,9 @@ def test_a_wire_decision_types_its_observation_when_first_read() -> None:
     )
     assert "observation" not in vars(wire) and "raw_observation" not in vars(wire)
     assert wire.observation is wire.observation and wire.raw_observation == obs
-    assert repr(wire) == repr(make_decision(game_id, state.decision_kind(), obs, raw))
+    plain = make_decision(game_id, state.decision_kind(), obs, raw)
+    assert repr(wire) == repr(plain)
+    assert pickle.loads(pickle.dumps(wire)) == plain and copy.deepcopy(wire) == plain
+    assert dataclasses.replace(wire, legal=wire.legal[:1]) == dataclasses.replace(
+        plain, legal=plain.legal[:1]
+    )
