@@ -244,15 +244,24 @@ def rescue_popped(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
     died in between): RQ parks a popped job in its intermediate queue until the job is in
     the started registry, and would only clean it up after a minute. Their ids."""
     inter = queue.intermediate_queue
-    started = set(queue.started_job_registry.get_job_ids(cleanup=False))
+    registry = queue.started_job_registry
+    started = set(registry.get_job_ids(cleanup=False))
     rescued = []
     for job_id in inter.get_job_ids():
-        if job_id in started:
-            continue
         inter.set_first_seen(job_id)  # the first look starts its clock
         first = inter.get_first_seen(job_id)
         if first is None or time.time() - first.timestamp() < min_age_s:
             continue
+        if job_id in started:
+            # RQ records the job's execution (the started registry) before it starts the
+            # job; a worker that lost Redis in between may see its transaction fail while
+            # Redis had applied it. A job still QUEUED there never ran: drop the entry.
+            try:
+                status = Job.fetch(job_id, connection=queue.connection).get_status(refresh=False)
+            except NoSuchJobError:
+                continue
+            if status != JobStatus.QUEUED or not drop_started(registry, job_id):
+                continue
         if not queue.connection.lrem(inter.key, 1, job_id):
             continue  # another worker's keeper rescued it first
         try:

@@ -317,6 +317,33 @@ def test_a_job_popped_but_never_started_is_enqueued_again(redis_url: str, queue_
     assert q.get_job_ids() == [spec.match_id] and q.intermediate_queue.get_job_ids() == []
 
 
+def test_a_job_whose_execution_was_recorded_but_never_started_is_enqueued_again(
+    redis_url: str, queue_name: str
+) -> None:
+    """Redis went away while a worker recorded a popped job's execution: the transaction
+    was applied but its reply lost, so the job sits in the started registry AND the
+    intermediate queue, still QUEUED (seen once in CI's Redis-restart test)."""
+    from rq.executions import Execution
+
+    from saloon.worker.queue import rescue_popped
+    from saloon.worker.schedule import expand
+
+    queue = SeasonQueue(connect(redis_url), queue_name)
+    spec = expand(season(f"x{uuid.uuid4().hex[:6]}", ("house:a", "house:b", "house:c")))[0]
+    assert queue.enqueue([spec], "sqlite:///unused.db").added == 1
+    q = queue.queue
+    queue.redis.lmove(q.key, q.intermediate_queue.key, "LEFT", "RIGHT")
+    job = Job.fetch(spec.match_id, connection=queue.redis)
+    with queue.redis.pipeline() as pipe:
+        Execution.create(job, 60, pipeline=pipe, worker_name="gone-worker")
+        pipe.execute()
+    assert spec.match_id in q.started_job_registry.get_job_ids(cleanup=False)
+    assert rescue_popped(q, min_age_s=60) == []  # too recent: its worker may be starting it
+    assert rescue_popped(q, min_age_s=0) == [spec.match_id]
+    assert q.get_job_ids() == [spec.match_id] and q.intermediate_queue.get_job_ids() == []
+    assert q.started_job_registry.get_job_ids(cleanup=False) == []
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_claim_match_marks_an_attempt_and_leaves_done_matches_alone(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
