@@ -252,6 +252,24 @@ class _SearchBase:
         #: (``playout`` still picks the tree's expansions in InformationSetSearch).
         self.rollout = rollout
 
+    def _root(
+        self, decision: Decision[Any, Any]
+    ) -> tuple[State, dict[int, int], SearchResult | None]:
+        """The determinized root, engine action -> index in ``decision.legal``, and the
+        result already when there is only one action to choose."""
+        base = determinize(self.game_id, decision.raw_observation, self.rng)
+        if base.current_player() != self.seat:
+            raise SearchError("the observation is not this seat's decision")
+        index_of = _index_map(base, decision.raw_legal)
+        if len(index_of) != 1:
+            return base, index_of, None
+        action, index = next(iter(index_of.items()))
+        return (
+            base,
+            index_of,
+            SearchResult(index, action, 0, 0.0, [ActionStats(action, index, 0, 0.0)]),
+        )
+
     def _play_out(self, state: State, rng: random.Random) -> None:
         if self.rollout is not None:
             self.rollout(state, rng, self.playout_depth)
@@ -293,13 +311,9 @@ class InformationSetSearch(_SearchBase):
         """Search the decision; the result's ``index`` points into ``decision.legal``."""
         start = time.perf_counter()
         rng = self.rng
-        base = determinize(self.game_id, decision.raw_observation, rng)
-        if base.current_player() != self.seat:
-            raise SearchError("the observation is not this seat's decision")
-        index_of = _index_map(base, decision.raw_legal)
-        if len(index_of) == 1:
-            action, index = next(iter(index_of.items()))
-            return SearchResult(index, action, 0, 0.0, [ActionStats(action, index, 0, 0.0)])
+        base, index_of, only = self._root(decision)
+        if only is not None:
+            return only
         root = _Node(-1)
         if self.prior is not None and self.prior_visits > 0:
             favourite = decision.index_of(self.prior(decision))
@@ -438,16 +452,10 @@ class RolloutSearch(_SearchBase):
         start = time.perf_counter()
         rng = self.rng
         seat = self.seat
-        base = determinize(self.game_id, decision.raw_observation, rng)
-        if base.current_player() != seat:
-            raise SearchError("the observation is not this seat's decision")
-        index_of = _index_map(base, decision.raw_legal)
+        base, index_of, only = self._root(decision)
+        if only is not None:
+            return only
         actions = sorted(index_of)
-        if len(actions) == 1:
-            action = actions[0]
-            return SearchResult(
-                index_of[action], action, 0, 0.0, [ActionStats(action, index_of[action], 0, 0.0)]
-            )
         favourite = -1
         if self.prior is not None:
             favourite = decision.index_of(self.prior(decision))
