@@ -376,19 +376,11 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
     """Run a match worker until stopped."""
     import logging
 
-    from saloon.worker.worker_main import run_worker
+    from saloon.worker.worker_main import run_from_args
 
     del out
     logging.getLogger().setLevel(logging.INFO)
-    restart = [sys.executable, "-m", "saloon.worker.worker_main", *sys.argv[2:]]
-    return run_worker(
-        args.redis,
-        args.queue or [DEFAULT_QUEUE],
-        burst=args.burst,
-        max_jobs=args.max_jobs,
-        restart=restart,
-        store_url=args.store,
-    )
+    return run_from_args(args, sys.argv[2:])
 
 
 def demo_seasons(rounds: int = DEMO_ROUNDS) -> list[Any]:

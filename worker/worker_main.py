@@ -222,7 +222,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_worker_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    restart = [sys.executable, "-m", "saloon.worker.worker_main", *(argv or sys.argv[1:])]
+    return run_from_args(args, list(argv or sys.argv[1:]))
+
+
+def run_from_args(args: argparse.Namespace, worker_argv: Sequence[str]) -> int:
+    """Run a worker with the options of :func:`add_worker_arguments`; after ``max_jobs`` it
+    restarts as ``python -m saloon.worker.worker_main WORKER_ARGV``."""
+    restart = [sys.executable, "-m", "saloon.worker.worker_main", *worker_argv]
     return run_worker(
         args.redis,
         args.queue or [DEFAULT_QUEUE],
