@@ -53,6 +53,8 @@ BOT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
 TOKEN_BYTES = 32
 #: Where workers unpack stored packages ($SALOON_PACKAGE_CACHE overrides).
 CACHE_ENV = "SALOON_PACKAGE_CACHE"
+#: (store, bot:NAME@VERSION, cache folder) -> the path this process serves it from.
+_UNPACKED: dict[tuple[str, str, str], str] = {}
 
 
 class Role(StrEnum):
@@ -83,6 +85,8 @@ class StoredVersion:
     owner: str
     game: str
     version: VersionRow
+    #: Every stored version of the bot, oldest first (``version`` is the last).
+    history: tuple[VersionRow, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -276,7 +280,7 @@ class Registry:
             bot_game = str(last.meta.get("game", ""))
             if game and bot_game != game:
                 continue
-            out.append(StoredVersion(bot.name, bot.owner, bot_game, last))
+            out.append(StoredVersion(bot.name, bot.owner, bot_game, last, tuple(versions)))
         return out
 
     def stored_version(self, ref: str) -> StoredVersion:
@@ -290,11 +294,23 @@ class Registry:
 
     def unpacked(self, ref: str, cache: Path | None = None) -> str:
         """A local path to serve ``bot:NAME@VERSION`` from: its package unpacked (once per
-        content) under ``cache`` (default: $SALOON_PACKAGE_CACHE or a folder in /tmp)."""
+        content) under ``cache`` (default: $SALOON_PACKAGE_CACHE or a folder in /tmp).
+
+        A stored version never changes, so a worker resolves each one once: later matches
+        of it cost a stat, not two store queries (the process keeps the answer)."""
+        root = cache or default_cache()
+        key = (self.store.url, ref.partition(ENTRY_TAG)[0], str(root))
+        known = _UNPACKED.get(key)
+        if known is not None and os.path.exists(known):
+            return known
+        path = self._unpack(ref, root)
+        _UNPACKED[key] = path
+        return path
+
+    def _unpack(self, ref: str, root: Path) -> str:
         stored = self.stored_version(ref)
         meta = stored.version.meta
         digest = str(meta["package"])
-        root = cache or default_cache()
         folder = root / digest
         if not folder.is_dir():
             data = self.package_bytes(digest)

@@ -282,7 +282,7 @@ def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
         else:
             with _registry(args) as registry:
                 for s in registry.latest(game=args.game, owner=args.owner):
-                    versions = [v.version for v in registry.store.versions(s.bot)]
+                    versions = [v.version for v in s.history]
                     rows.append((s.bot, s.owner, s.game, versions))
     if not rows:
         out.write("no bots\n")

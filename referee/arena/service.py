@@ -236,7 +236,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             reply = pb.ListBotsReply()
             for stored in self.registry.latest(game=request.game, owner=request.owner):
                 bot = reply.bots.add(name=stored.bot, owner=stored.owner, game=stored.game)
-                for v in self.store.versions(stored.bot):
+                for v in stored.history:
                     if "package" in v.meta:
                         bot.versions.add(
                             version=v.version, seq=v.seq, created_at=v.created_at.isoformat()
