@@ -103,10 +103,12 @@ def stored_resolver(store: Store) -> StoredResolver:
     """Seats ``bot:NAME@VERSION`` from the store's package registry: (local path, version)."""
     from saloon.worker.registry import Registry, parse_ref
 
-    registry = Registry(store)
+    registries: list[Registry] = []  # made on the first stored seat: house bots need none
 
     def resolve(ref: str) -> tuple[str, str]:
-        return registry.unpacked(ref), parse_ref(ref)[1]
+        if not registries:
+            registries.append(Registry(store))
+        return registries[0].unpacked(ref), parse_ref(ref)[1]
 
     return resolve
 

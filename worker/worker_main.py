@@ -17,6 +17,12 @@ fork gives is kept other ways:
   file descriptors) outlives N matches;
 * **Redis blips**: RQ's dequeue loop reconnects with backoff; an error outside it restarts
   the worker object after a pause (the abandoned job is reaped and retried).
+
+Redis traffic: a job costs two round trips once the worker is running (RQ's own loop
+takes eight): one transaction starts it (RQ's execution record and its start, which RQ
+sends separately), one finishes it and pops the next job (RQ: a suspension check, a
+WATCH, a read of the job's dependents, the transaction, then BLMOVE and HGETALL). The
+worker heartbeat goes at most once a second, on one of them.
 """
 
 from __future__ import annotations
@@ -29,12 +35,18 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from redis import Redis
 from redis.client import Pipeline
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
-from rq.job import Job
+from rq.executions import Execution
+from rq.intermediate_queue import IntermediateQueue
+from rq.job import Job, JobStatus
+from rq.rate_limit import release_slot
+from rq.registry import StartedJobRegistry
+from rq.suspension import WORKERS_SUSPENDED
 from rq.utils import now
 from rq.worker import WorkerStatus
 
@@ -62,6 +74,23 @@ WORKER_TTL_S = 30
 #: RQ refreshes its worker key (TTL: WORKER_TTL_S + 60 s) three times per job, three Redis
 #: round trips each; once per this many seconds is plenty (bench/seasons.py: ~2-4 ms a job).
 HEARTBEAT_EVERY_S = 1.0
+#: How old the suspension flag read in a job's finishing transaction may be and still
+#: stand for RQ's own check at the top of its loop (``rq suspend``).
+SUSPENSION_FRESH_S = 1.0
+#: Pop the queue's next job into its intermediate queue and read it, unless workers are
+#: suspended (KEYS: queue, intermediate queue, RQ's suspension flag; ARGV: the job key
+#: prefix). RQ's own dequeue does the same in two round trips (BLMOVE, then HGETALL).
+_POP_NEXT = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return false end
+local id = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
+if not id then return false end
+return {id, redis.call('HGETALL', ARGV[1] .. id)}
+"""
+#: Put a job popped ahead back at the head of its queue, unless a keeper's rescue_popped
+#: took it out of the intermediate queue first (KEYS: queue, intermediate; ARGV: job id).
+_PUT_BACK = """
+if redis.call('LREM', KEYS[2], 1, ARGV[1]) == 1 then redis.call('LPUSH', KEYS[1], ARGV[1]) end
+"""
 
 
 class MatchWorker(SimpleWorker):
@@ -69,6 +98,16 @@ class MatchWorker(SimpleWorker):
 
     #: The state was set (IDLE) but not yet written to Redis (see set_state).
     _state_unsaved = False
+    #: The job's finishing transaction wrote IDLE before RQ sets it (see set_state).
+    _idle_sent = False
+    #: The job-start transaction RQ's prepare_execution began; prepare_job_execution sends it.
+    _start_pipe: Pipeline | None = None
+    #: (monotonic time, suspended?) as read by the last job's finishing transaction.
+    _suspension_read: tuple[float, bool] | None = None
+    #: The next job, popped by the last job's finishing transaction (see handle_job_success).
+    _next: tuple[Job, Queue] | None = None
+    #: The ``max_jobs`` of the running work loop (the last job pops no next one).
+    _max_jobs: int | None = None
 
     def __init__(self, queues: Sequence[Queue], connection: Redis, **kw: object) -> None:
         super().__init__(list(queues), connection=connection, worker_ttl=WORKER_TTL_S, **kw)  # type: ignore[arg-type]
@@ -77,10 +116,150 @@ class MatchWorker(SimpleWorker):
         #: Jobs this worker ran (RQ keeps its own counters in Redis only).
         self.jobs_played = 0
 
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        """RQ's work loop (the job it popped ahead, if any, goes back when the loop ends)."""
+        self._max_jobs = kwargs.get("max_jobs")
+        return bool(super().work(*args, **kwargs))
+
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Run the job in this process (SimpleWorker), counting it."""
         self.jobs_played += 1
         super().execute_job(job, queue)
+
+    def prepare_execution(self, job: Job) -> Execution:
+        """RQ's execution record (started registry, worker BUSY), not sent yet: it goes in
+        one transaction with the rest of the job's start (prepare_job_execution), one round
+        trip instead of two. One transaction also means a job is never seen in the started
+        registry while still QUEUED."""
+        pipe = self.connection.pipeline()
+        execution = Execution.create(job, self.get_heartbeat_ttl(job), pipe, self.name)
+        self.executions[execution.id] = execution
+        self.set_state(WorkerStatus.BUSY, pipeline=pipe)
+        self._start_pipe = pipe
+        return execution
+
+    def prepare_job_execution(self, job: Job, remove_from_intermediate_queue: bool = False) -> None:
+        """RQ's start of a job (heartbeats, STARTED, out of the intermediate queue), sent
+        with the execution record prepare_execution queued, in one transaction."""
+        pipe, self._start_pipe = self._start_pipe, None
+        if pipe is None:
+            super().prepare_job_execution(job, remove_from_intermediate_queue)
+            return
+        try:
+            heartbeat_ttl = self.get_heartbeat_ttl(job)
+            self.heartbeat(heartbeat_ttl, pipeline=pipe)
+            job.prepare_for_execution(self.name, pipeline=pipe)  # sets its heartbeat too
+            pipe.persist(job.key)
+            if remove_from_intermediate_queue:
+                pipe.lrem(_intermediate_key(job.origin), 1, job.id)
+            pipe.execute()
+        finally:
+            pipe.reset()
+
+    def handle_job_success(
+        self,
+        job: Job,
+        queue: Queue,
+        started_job_registry: StartedJobRegistry,
+        execution: Execution,
+    ) -> None:
+        """RQ's finish of a job that returned, in one transaction (RQ's takes three round
+        trips: WATCH of the job's dependents, reading them, then the transaction).
+
+        Saloon's jobs never have dependents (nothing of ours enqueues with ``depends_on``)
+        nor RQ repeats: a job that does takes RQ's own path. The worker's heartbeat, its
+        IDLE state and the suspension flag ride on the same transaction, so the top of
+        RQ's loop makes no round trip of its own; so does the dequeue of the next job
+        (:data:`_POP_NEXT`), which the loop then starts at once. A job is popped ahead only
+        on a single queue, when the worker is neither stopping nor at its last job.
+        """
+        if job.repeats_left is not None:
+            super().handle_job_success(job, queue, started_job_registry, execution)
+            return
+        assert job.started_at is not None and job.ended_at is not None
+        with self.connection.pipeline() as pipe:
+            self.increment_successful_job_count(pipeline=pipe)
+            self.increment_total_working_time(job.ended_at - job.started_at, pipe)
+            result_ttl = job.get_result_ttl(self.default_result_ttl)
+            if result_ttl != 0:
+                job._handle_success(
+                    result_ttl,
+                    pipeline=pipe,
+                    worker_name=self.name,
+                    execution_id=execution.id,
+                    execution_started_at=execution.created_at,
+                    execution_ended_at=job.ended_at,
+                )
+            job.cleanup(result_ttl, pipeline=pipe, remove_from_queue=False)
+            job._status = JobStatus.FINISHED
+            self.cleanup_execution(job, pipeline=pipe, execution=execution)
+            self.heartbeat(pipeline=pipe)
+            # The IDLE that RQ sets once the job is over; the state itself changes only then
+            # (a warm shutdown signal while BUSY waits for the job, see set_state).
+            pipe.hset(self.key, "state", WorkerStatus.IDLE)
+            self._idle_sent = True
+            pipe.exists(WORKERS_SUSPENDED)
+            pop = self._may_pop_next()
+            if pop:
+                pipe.eval(
+                    _POP_NEXT,
+                    3,
+                    queue.key,
+                    queue.intermediate_queue_key,
+                    WORKERS_SUSPENDED,
+                    Job.redis_job_namespace_prefix,
+                )
+            replies = pipe.execute()
+        if pop:
+            self._next = self._popped(queue, replies.pop())
+        self._suspension_read = (time.monotonic(), bool(replies[-1]))
+        release_slot(job)
+
+    def _may_pop_next(self) -> bool:
+        last = self._max_jobs is not None and self.jobs_played >= self._max_jobs
+        return len(self.queues) == 1 and not self._stop_requested and not last
+
+    def _popped(self, queue: Queue, reply: Any) -> tuple[Job, Queue] | None:
+        """The job :data:`_POP_NEXT` popped, or None (the queue was empty)."""
+        if not reply:
+            return None
+        job_id, flat = reply[0].decode(), reply[1]
+        if not flat:  # its hash is gone (deleted): RQ's dequeue skips such ids too
+            self.connection.lrem(queue.intermediate_queue_key, 1, job_id)
+            return None
+        job = self.job_class(job_id, connection=self.connection, serializer=self.serializer)
+        job.restore(dict(zip(flat[::2], flat[1::2], strict=True)))
+        return job, queue
+
+    def dequeue_job_and_maintain_ttl(
+        self, timeout: int | None, max_idle_time: int | None = None
+    ) -> tuple[Job, Queue] | None:
+        """The job the last one's finishing transaction popped, else RQ's dequeue."""
+        popped, self._next = self._next, None
+        if popped is None:
+            return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+        job, _ = popped
+        job.redis_server_version = self.get_redis_server_version()  # type: ignore[no-untyped-call]
+        self.log.info("Worker %s: %s: %s", self.name, job.origin, job.id)
+        return popped
+
+    def teardown(self) -> None:
+        """RQ's end of the work loop; a job popped ahead and not started goes back to the
+        head of its queue (else the keepers' rescue_popped would, after a few seconds)."""
+        popped, self._next = self._next, None
+        if popped is not None:
+            job, queue = popped
+            with contextlib.suppress(RedisError):
+                self.connection.eval(_PUT_BACK, 2, queue.key, queue.intermediate_queue_key, job.id)
+        super().teardown()  # type: ignore[no-untyped-call]
+
+    def check_for_suspension(self, burst: bool) -> None:
+        """RQ's check for ``rq suspend``; a fresh reading from the last job's finishing
+        transaction that says "not suspended" stands in for the round trip."""
+        read, self._suspension_read = self._suspension_read, None
+        if read is not None and not read[1] and time.monotonic() - read[0] < SUSPENSION_FRESH_S:
+            return
+        super().check_for_suspension(burst)
 
     def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
         """RQ's end of a job's execution; on success without a round trip of its own.
@@ -100,15 +279,16 @@ class MatchWorker(SimpleWorker):
         """RQ's worker state (informational: ``rq info``), without round trips of its own.
 
         RQ sets IDLE after every job and again before every dequeue, a round trip each:
-        an unchanged state is not written again, and IDLE after a job (BUSY) rides on the
-        next pipelined heartbeat: the suspension check at the top of RQ's loop, right
-        after the job and before the next dequeue.
+        an unchanged state is not written again; IDLE after a job (BUSY) was written by
+        the job's finishing transaction, or (a failed job) rides on the next pipelined
+        heartbeat: the suspension check at the top of RQ's loop.
         """
         if pipeline is None and state == self._state:
             return
         if pipeline is None and state == WorkerStatus.IDLE and self._state == WorkerStatus.BUSY:
             self._state = state
-            self._state_unsaved = True
+            self._state_unsaved = not self._idle_sent  # the job's finish wrote it already
+            self._idle_sent = False
             return
         self._state_unsaved = False
         super().set_state(state, pipeline)
@@ -164,6 +344,12 @@ class MatchWorker(SimpleWorker):
             log.warning("worker %s: keeper: %s", self.name, exc)
         except Exception:  # never let the keeper die quietly
             log.exception("worker %s: keeper round failed", self.name)
+
+
+def _intermediate_key(queue_name: str) -> str:
+    """RQ's intermediate queue of ``queue_name`` (where a popped job waits to start)."""
+    queue_key = Queue.redis_queue_namespace_prefix + queue_name
+    return IntermediateQueue.get_intermediate_queue_key(queue_key)
 
 
 def run_worker(
