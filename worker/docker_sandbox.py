@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -409,19 +410,30 @@ class DockerSandbox(Sandbox):
     def remove_leftovers(self) -> int:
         """Remove this owner's containers left by an earlier run (after a crash), and those
         of this host whose creating process is gone (whatever their owner); how many."""
+        return self._remove_where(lambda labels: labels.get("saloon.owner") == self.owner)
+
+    def sweep(self) -> int:
+        """Remove the containers of this host whose creating process is gone (a worker
+        killed with -9 mid-match leaves its runtimes running); how many. Never one of
+        this sandbox's own: their creator is this live process."""
+        return self._remove_where(lambda labels: False)
+
+    def _remove_where(self, also: Callable[[dict[str, str]], bool]) -> int:
+        """Remove every saloon container of this host whose creating process is gone, and
+        every one whose labels satisfy ``also``; how many."""
         found: dict[str, Any] = {}
+        host = socketlib.gethostname()
         for c in self.client.api.containers(all=True, filters={"label": [f"{LABEL}=1"]}):
             labels = c.get("Labels") or {}
-            if labels.get("saloon.owner") == self.owner or (
-                labels.get("saloon.host") == socketlib.gethostname()
-                and not _pid_alive(labels.get("saloon.pid", ""))
+            if also(labels) or (
+                labels.get("saloon.host") == host and not _pid_alive(labels.get("saloon.pid", ""))
             ):
                 found[c["Id"]] = c
         for container_id in found:
             with contextlib.suppress(Exception):  # gone meanwhile is fine
                 self.client.api.remove_container(container_id, v=True, force=True)
         if found:
-            log.warning("removed %d leftover container(s) of %s", len(found), self.owner)
+            log.warning("removed %d leftover container(s) (owner %s)", len(found), self.owner)
         return len(found)
 
     def close(self) -> None:

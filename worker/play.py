@@ -119,6 +119,14 @@ def sandbox_for(kind: SandboxKind) -> Sandbox:
         return box
 
 
+def sweep_sandboxes() -> int:
+    """Have this process's open sandboxes remove what dead processes of this host left
+    (see :meth:`Sandbox.sweep`); how many things were removed."""
+    with _sandboxes_lock:
+        boxes = list(_sandboxes.values())
+    return sum(box.sweep() for box in boxes)
+
+
 def close_sandboxes() -> None:
     """Close every sandbox this process opened (removes their containers and processes)."""
     with _sandboxes_lock:

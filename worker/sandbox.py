@@ -42,6 +42,13 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Remove every container or process this sandbox started; idempotent."""
 
+    def sweep(self) -> int:
+        """Remove what processes of this host that are gone left behind (a worker killed
+        with -9 leaves its bot containers running); how many. Workers' keepers call it
+        every few seconds. Process seats need none: their processes die with their worker.
+        """
+        return 0
+
     def __enter__(self) -> Sandbox:
         return self
 

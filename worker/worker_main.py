@@ -52,7 +52,7 @@ from rq.worker import WorkerStatus
 
 from saloon.worker.cli_season import add_worker_arguments
 from saloon.worker.jobs import close_stores, warm_up
-from saloon.worker.play import close_sandboxes
+from saloon.worker.play import close_sandboxes, sweep_sandboxes
 from saloon.worker.queue import (
     ALIVE_TTL_S,
     alive_key,
@@ -67,6 +67,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between the keeper thread's rounds (alive key, reaping, due retries).
 KEEPER_INTERVAL_S = 1.0
+#: Seconds between the keeper's sweeps for containers of dead workers of this host.
+SWEEP_EVERY_S = 5.0
 #: Pause before a worker restarts after losing Redis outside RQ's own reconnect loop.
 RESTART_PAUSE_S = 1.0
 #: Seconds a worker blocks waiting for a job before it looks around (the worker's TTL - 15).
@@ -329,8 +331,20 @@ class MatchWorker(SimpleWorker):
             self.connection.delete(alive_key(self.name))
 
     def _keep(self) -> None:
+        swept = time.monotonic()
         while not self._keeper_stop.wait(KEEPER_INTERVAL_S):
             self._keep_once()
+            if time.monotonic() - swept >= SWEEP_EVERY_S:
+                swept = time.monotonic()
+                self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove the bot containers that dead workers of this host left running."""
+        try:
+            if removed := sweep_sandboxes():
+                log.warning("worker %s: removed %d dead workers' container(s)", self.name, removed)
+        except Exception:  # the engine may be away for a moment: the next sweep tries again
+            log.exception("worker %s: sweeping the sandbox failed", self.name)
 
     def _keep_once(self) -> None:
         try:

@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from saloon.referee.record import without_timing
 from saloon.worker.queue import SeasonQueue, alive_key, connect
 from saloon.worker.schedule import SeasonSpec
 from saloon.worker.seasons import create, progress, run_here, start
+from saloon.worker.spec import SandboxKind
 from saloon.worker.store import Store
 from tests import services
 
@@ -186,6 +188,70 @@ def test_a_worker_killed_mid_match_leaves_nothing_behind(
     while bot_processes(bot.name) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert bot_processes(bot.name) == []
+
+
+def containers_of(pid: int) -> list[dict[str, Any]]:
+    """The saloon containers (running or not) that process ``pid`` of this host created."""
+    import docker
+
+    client = docker.from_env()
+    try:
+        labels = ["saloon=1", f"saloon.pid={pid}", f"saloon.host={socket.gethostname()}"]
+        found: list[dict[str, Any]] = client.api.containers(all=True, filters={"label": labels})
+        return found
+    finally:
+        client.close()
+
+
+def test_a_worker_killed_mid_match_leaves_no_container_behind(
+    redis_url: str,
+    pg_url: str,
+    queue_name: str,
+    workers: Workers,
+    tmp_path: Path,
+    docker_engine: None,
+) -> None:
+    # The slow bot in the Docker sandbox: a worker killed with -9 leaves its container
+    # running; the surviving worker's keeper removes it (its creator is gone).
+    bot = tmp_path / f"slow_{uuid.uuid4().hex[:6]}.py"
+    bot.write_text((BOTS / "slow_random.py").read_text())
+    sid = f"d{uuid.uuid4().hex[:6]}"
+    redis = connect(redis_url)
+    players = (str(bot), "house:random", "house:greedy")
+    spec = replace(season(sid, players), sandbox=SandboxKind.DOCKER)
+    with Store.open(pg_url) as store:
+        queue = SeasonQueue(redis, queue_name)
+        create(store, spec)
+        start(store, queue, sid, pg_url)
+        procs = {p.pid: p for p in (workers.start(redis_url, queue_name) for _ in range(2))}
+        deadline = time.monotonic() + 60  # the first match of each worker builds the image
+        victim = None
+        while time.monotonic() < deadline and victim is None:
+            for job_id in queue.running(sid):
+                job = Job.fetch(job_id, connection=redis)
+                pid = redis.get(alive_key(job.worker_name or ""))
+                if pid is None or int(pid) not in procs:
+                    continue
+                running = [c for c in containers_of(int(pid)) if c.get("State") == "running"]
+                if running:  # the worker's bot runtime is up, its match on
+                    victim = procs[int(pid)]
+                    break
+            time.sleep(0.05)
+        assert victim is not None, f"no worker started a Docker match\n{workers.logs()}"
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait(10)
+        assert containers_of(victim.pid), "the killed worker's container went with it?"
+        wait_done(store, sid, workers, timeout=120)
+        recorded_once(store, sid)
+        assert [s.faults for r in store.results(season_id=sid) for s in r.seats] == [0] * 9
+    # The survivor's keeper sweeps every few seconds.
+    deadline = time.monotonic() + 30
+    while containers_of(victim.pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert containers_of(victim.pid) == []
+    survivor = next(p for p in procs.values() if p is not victim)
+    workers.stop()  # closing its sandbox removes the survivor's own containers
+    assert containers_of(survivor.pid) == []
 
 
 def _free_port() -> int:
