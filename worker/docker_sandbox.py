@@ -40,7 +40,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from saloon.referee.botprocess import STDERR_CAP_BYTES, CappedBuffer
 from saloon.referee.errors import BotSpecError
@@ -207,7 +207,7 @@ class DockerSandbox(Sandbox):
                 break
             # A runtime that died while idle (a thread of its own left running out of
             # memory) is replaced here, not found dead by an innocent match.
-            if self.state(warm)[0]:
+            if self.state(warm).running:
                 warm.matches += 1
                 return warm
             self._remove(warm)
@@ -322,23 +322,27 @@ class DockerSandbox(Sandbox):
         log.debug("started %s (%s) for %s", container.id[:12], tag, package.version)
         return placeholder
 
-    def state(self, runtime: Runtime) -> tuple[bool, str]:
-        """(running, why not) of a runtime's container, from the engine."""
+    def state(self, runtime: Runtime) -> ContainerState:
+        """Whether a runtime's container runs, from the engine; if not, why, and whether
+        the engine is to blame (it cannot tell, or the container is gone or being removed:
+        a bot cannot remove its own container) rather than the bot."""
         import docker.errors
 
         try:
             info = self.client.api.inspect_container(runtime.container_id)
         except docker.errors.NotFound:
-            return False, "the container is gone"
-        except docker.errors.APIError as exc:
-            return False, f"the engine cannot inspect the container: {exc}"
+            return ContainerState(False, "the container is gone", engine=True)
+        except Exception as exc:  # APIError, or the engine not answering at all
+            return ContainerState(False, f"the engine cannot inspect the container: {exc}", True)
         st = info.get("State", {})
         if st.get("Running"):
-            return True, ""
+            return ContainerState(True, "")
+        if st.get("Status") in ("removing", "dead"):
+            return ContainerState(False, f"the container is {st['Status']}", engine=True)
         if st.get("OOMKilled"):
             limit = info.get("HostConfig", {}).get("Memory", 0) // (1024 * 1024)
-            return False, f"killed: out of memory (limit {limit} MiB)"
-        return False, f"the bot runtime exited with code {st.get('ExitCode')}"
+            return ContainerState(False, f"killed: out of memory (limit {limit} MiB)")
+        return ContainerState(False, f"the bot runtime exited with code {st.get('ExitCode')}")
 
     def wait_exit(self, runtime: Runtime, timeout_s: float) -> None:
         """Wait (bounded) for a runtime's container to stop."""
@@ -444,6 +448,16 @@ class DockerSandbox(Sandbox):
             self._idle.clear()
         for runtime in runtimes:
             self._remove(runtime)
+
+
+class ContainerState(NamedTuple):
+    """What the engine says of a runtime's container (DockerSandbox.state)."""
+
+    running: bool
+    #: Why it does not run ("" when it does).
+    why: str
+    #: The engine, not the bot, is why: it cannot tell, or the container is gone.
+    engine: bool = False
 
 
 def _pid_alive(text: str) -> bool:

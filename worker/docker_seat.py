@@ -4,6 +4,11 @@ The seat acquires its runtime in the background at launch (a match's containers 
 together), waits for the bot's socket, has the sandbox take the socket directory over,
 then plays over the runtime's warm gRPC channel. Any fault marks the runtime for removal;
 a clean match gives it back to the warm pool.
+
+What the engine does wrong is not the bot's fault: a container that cannot be created or
+started, one the engine lost, removed or cannot inspect, raises
+:class:`~saloon.worker.errors.SandboxFailed` out of the match (no record; the match job
+fails and retries) instead of a CRASH fault in the bot's record.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from saloon.referee.limits import SandboxLimits
 from saloon.referee.remote import BotConnection, GrpcSeat
 from saloon.referee.seats import DecisionRequest, StartInfo
 from saloon.sdk.protocol import unix_target
-from saloon.worker.errors import SandboxError
+from saloon.worker.errors import SandboxError, SandboxFailed
 from saloon.worker.packages import BotPackage
 
 if TYPE_CHECKING:
@@ -78,14 +83,14 @@ class DockerSeat(GrpcSeat):
     def start(self, info: StartInfo) -> None:
         try:
             super().start(info)
-        except SeatFault:
+        except (SeatFault, SandboxFailed):
             self._faulted = True
             raise
 
     def decide(self, request: DecisionRequest) -> int:
         try:
             return super().decide(request)
-        except SeatFault:
+        except (SeatFault, SandboxFailed):
             self._faulted = True
             raise
 
@@ -94,10 +99,10 @@ class DockerSeat(GrpcSeat):
             self._acquiring.join(max(0.0, deadline - time.monotonic()))
         runtime = self.runtime
         if runtime is None:
-            raise SeatFault(
-                FaultKind.CRASH,
-                f"no bot runtime: {self._acquire_error or 'the container did not start in time'}",
-            )
+            # The engine's doing (the image is built and checked, so a container that
+            # cannot be created or started in time is not the bot's): the match retries.
+            why = self._acquire_error or "the container did not start in time"
+            raise SandboxFailed(f"no bot runtime for {self.bot_id}: {why}")
         # Wait for the bot to bind its socket; never follow anything that is not a socket.
         while not _is_socket(runtime.socket_path):
             self._check_alive()
@@ -129,11 +134,14 @@ class DockerSeat(GrpcSeat):
         self._next_alive_check = now + ALIVE_POLL_S
         if ended:
             self.sandbox_of.wait_exit(runtime, EXIT_GRACE_S)
-        running, why = self.sandbox_of.state(runtime)
-        if not running:
-            self._faulted = True
-            tail = self.sandbox_of.logs(runtime, self._since).strip().replace("\n", " | ")
-            raise SeatFault(FaultKind.CRASH, f"{why}: {tail[-400:]}" if tail else why)
+        running, why, engine = self.sandbox_of.state(runtime)
+        if running:
+            return
+        self._faulted = True
+        if engine:
+            raise SandboxFailed(f"the runtime of {self.bot_id} was lost: {why}")
+        tail = self.sandbox_of.logs(runtime, self._since).strip().replace("\n", " | ")
+        raise SeatFault(FaultKind.CRASH, f"{why}: {tail[-400:]}" if tail else why)
 
     # -- the end of the seat ------------------------------------------------------------
     def close(self) -> None:

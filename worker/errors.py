@@ -95,6 +95,12 @@ class BaseImageMissing(SandboxError):
     """The bot base image is not in the engine (build it: deploy/bot-image/)."""
 
 
+class SandboxFailed(SandboxError):
+    """The sandbox failed a match it was playing (the engine errored, or lost or removed a
+    bot's container): not the bot's doing, so no fault of its; the match's job fails and
+    retries with backoff."""
+
+
 class ImageBuildError(SandboxError):
     """Building a bot's image failed."""
 

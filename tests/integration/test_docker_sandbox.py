@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from saloon.referee.replay import verify
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.house import make_house_bot
 from saloon.worker.docker_sandbox import DockerSandbox, DockerSeat
-from saloon.worker.errors import UnsafePath
+from saloon.worker.errors import SandboxFailed, UnsafePath
 from saloon.worker.images import bot_tag
 
 from .docker_fixtures import open_test_sandbox, owned_containers, sandbox_fixture
@@ -107,6 +108,50 @@ def test_a_warm_runtime_that_died_idle_is_replaced_before_the_match(
     assert record.faults == []
     assert again.runtime is not None and again.runtime.container_id != dead
     assert dead not in sandbox.container_ids()
+
+
+def test_a_container_the_engine_loses_mid_match_fails_the_match_not_the_bot(
+    sandbox: DockerSandbox,
+) -> None:
+    # The slow bot (10 ms a decision) in a container this test's sandbox starts; the test
+    # removes that container, by id, in the middle of the match (as an engine restart or
+    # an operator's `docker rm -f` would). No record blames the bot: the match raises
+    # SandboxFailed, which fails its job, and the job retries (saloon.worker.jobs).
+    seat = sandbox.seat(str(Path(__file__).parent / "bots" / "slow_random.py"), "slow")
+    assert isinstance(seat, DockerSeat)
+    seats: list[Seat] = [seat, InProcessSeat(make_house_bot(GAME, "random"), "house:random")]
+    outcome: list[BaseException | MatchRecord] = []
+
+    def play() -> None:
+        try:
+            outcome.append(play_match(GAME, seats, seed=5, limits=LIMITS))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (seat.runtime and seat.target):
+        time.sleep(0.01)
+    assert seat.runtime is not None, "the bot's container never served"
+    time.sleep(0.3)  # some decisions in
+    assert thread.is_alive(), "the match ended before the container could be removed"
+    sandbox.client.api.remove_container(seat.runtime.container_id, force=True)
+    thread.join(60)
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], SandboxFailed), outcome[0]
+    assert "slow" in str(outcome[0])
+    assert seat.runtime.container_id not in owned_containers(sandbox)
+
+
+def test_a_container_the_engine_cannot_create_fails_the_match_not_the_bot(
+    sandbox: DockerSandbox,
+) -> None:
+    # More CPUs than the machine has: the engine refuses to create the container.
+    seat = sandbox.seat(HONEST, "honest", limits=SandboxLimits(cpus=4096.0))
+    seats: list[Seat] = [seat, InProcessSeat(make_house_bot(GAME, "random"), "house:random")]
+    with pytest.raises(SandboxFailed, match="no bot runtime for honest: cannot create"):
+        play_match(GAME, seats, seed=5, limits=LIMITS)
 
 
 def test_two_seats_of_one_match_never_share_a_runtime(sandbox: DockerSandbox) -> None:
