@@ -219,7 +219,11 @@ class MatchWorker(SimpleWorker):
 
     def _may_pop_next(self) -> bool:
         last = self._max_jobs is not None and self.jobs_played >= self._max_jobs
-        return len(self.queues) == 1 and not self._stop_requested and not last
+        if len(self.queues) != 1 or self._stop_requested or last:
+            return False
+        # LMOVE (the script's pop) came with Redis 6.2; RQ falls back to LPOP before it.
+        version = self.get_redis_server_version()  # type: ignore[no-untyped-call]
+        return bool(version >= (6, 2, 0))
 
     def _popped(self, queue: Queue, reply: Any) -> tuple[Job, Queue] | None:
         """The job :data:`_POP_NEXT` popped, or None (the queue was empty)."""
