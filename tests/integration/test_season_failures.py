@@ -238,9 +238,10 @@ def test_a_worker_killed_mid_match_leaves_no_container_behind(
                     break
             time.sleep(0.05)
         assert victim is not None, f"no worker started a Docker match\n{workers.logs()}"
+        # Seen running just now: the kill leaves it behind (until the survivor's sweep, or
+        # the survivor's sandbox opening, removes it).
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(10)
-        assert containers_of(victim.pid), "the killed worker's container went with it?"
         wait_done(store, sid, workers, timeout=120)
         recorded_once(store, sid)
         assert [s.faults for r in store.results(season_id=sid) for s in r.seats] == [0] * 9
