@@ -103,12 +103,10 @@ def stored_resolver(store: Store) -> StoredResolver:
     """Seats ``bot:NAME@VERSION`` from the store's package registry: (local path, version)."""
     from saloon.worker.registry import Registry, parse_ref
 
-    registries: list[Registry] = []  # made on the first stored seat: house bots need none
+    registry = Registry(store)
 
     def resolve(ref: str) -> tuple[str, str]:
-        if not registries:
-            registries.append(Registry(store))
-        return registries[0].unpacked(ref), parse_ref(ref)[1]
+        return registry.unpacked(ref), parse_ref(ref)[1]
 
     return resolve
 

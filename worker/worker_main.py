@@ -42,7 +42,6 @@ from redis.client import Pipeline
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 from rq.executions import Execution
-from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
 from rq.rate_limit import release_slot
 from rq.registry import StartedJobRegistry
@@ -153,7 +152,8 @@ class MatchWorker(SimpleWorker):
             job.prepare_for_execution(self.name, pipeline=pipe)  # sets its heartbeat too
             pipe.persist(job.key)
             if remove_from_intermediate_queue:
-                pipe.lrem(_intermediate_key(job.origin), 1, job.id)
+                queue = self.queue_class(job.origin, connection=self.connection)
+                pipe.lrem(queue.intermediate_queue_key, 1, job.id)
             pipe.execute()
         finally:
             pipe.reset()
@@ -362,12 +362,6 @@ class MatchWorker(SimpleWorker):
             log.warning("worker %s: keeper: %s", self.name, exc)
         except Exception:  # never let the keeper die quietly
             log.exception("worker %s: keeper round failed", self.name)
-
-
-def _intermediate_key(queue_name: str) -> str:
-    """RQ's intermediate queue of ``queue_name`` (where a popped job waits to start)."""
-    queue_key = Queue.redis_queue_namespace_prefix + queue_name
-    return IntermediateQueue.get_intermediate_queue_key(queue_key)
 
 
 def run_worker(
