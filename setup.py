@@ -1,7 +1,7 @@
 """Package discovery for the mapped folders (everything else is in pyproject.toml).
 
 Import names are namespaced (``saloon.referee`` is the folder ``referee/``), which
-setuptools' own discovery cannot follow; this finds every package under the four folders,
+setuptools' own discovery cannot follow; this finds every package under the six folders,
 so a new subpackage needs no hand-kept list.
 """
 
@@ -11,10 +11,12 @@ from setuptools import find_packages, setup
 
 #: Import name -> folder; the same mapping as ``package-dir`` in pyproject.toml.
 PACKAGE_DIR = {
+    "saloon.games": "games",
     "saloon.referee": "referee",
     "saloon.sdk": "sdk",
     "saloon.worker": "worker",
     "saloon.ratings": "ratings",
+    "saloon.arena": "arena",
 }
 
 setup(

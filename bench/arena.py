@@ -45,7 +45,7 @@ Docker one; the qualification match (and, in Docker, the image build and a cold 
 is the cost. The reads above recomputed the board from the store on every read (load every
 result, fold TrueSkill, ~20 ms of one core): 50 readers saturated the server at ~50
 reads/s. Since then boards are kept per ladder until a result arrives
-(saloon.referee.arena.boards; one cheap stamp query per read). Same machine, same day,
+(saloon.arena.boards; one cheap stamp query per read). Same machine, same day,
 side by side with the helpers' jobs still running (--no-docker --submissions 3)::
 
     Leaderboard reads (60 recorded matches)  clients  median   p90    p99  reads/s
@@ -81,14 +81,15 @@ import sqlalchemy as sa
 from rich.console import Console
 from rich.table import Table
 
-from saloon.referee.arena.server import ArenaServer, ServeOptions
+from saloon.arena import ladder
+from saloon.arena.registry import Registry, Role
+from saloon.arena.server import ArenaServer, ServeOptions
+from saloon.arena.submit import submit
 from saloon.sdk.client import ArenaClient
-from saloon.worker import ladder, seasons
-from saloon.worker.registry import Registry, Role
-from saloon.worker.sandbox import ProcessSandbox
-from saloon.worker.spec import SandboxKind
-from saloon.worker.store import Store
-from saloon.worker.submit import submit
+from saloon.worker.sandbox.base import ProcessSandbox
+from saloon.worker.seasons import run as seasons
+from saloon.worker.seasons.spec import SandboxKind
+from saloon.worker.store.store import Store
 
 GAME = "western-showdown-v1"
 POSTGRES_URL = os.environ.get(
@@ -154,7 +155,7 @@ def add_users(url: str) -> dict[str, str]:
 def docker_ready() -> str:
     """'' when the Docker sandbox can run here, else why not."""
     try:
-        from saloon.worker.docker_sandbox import DockerSandbox
+        from saloon.worker.sandbox.docker import DockerSandbox
 
         DockerSandbox(reap_interval_s=None).close()
     except Exception as exc:

@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 
-from saloon.referee.games import CHANCE, TERMINAL, game_ids, get_game
+from saloon.games import CHANCE, TERMINAL, game_ids, get_game
 
 
 def run_playouts(game_id: str, players: int, seconds: float, seed: int) -> tuple[float, float]:

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 ARGS = ["play", "seas-of-strife-v1", "--seat", "house:greedy"] + ["--seat", "house:random"] * 2
-PLAY = f"import sys; from saloon.referee.cli import main; sys.exit(main({ARGS!r}))"
+PLAY = f"import sys; from saloon.arena.cli import main; sys.exit(main({ARGS!r}))"
 VARIANTS = {
     "python -c pass (floor)": "pass",
     "saloon play, house bots (grpc not imported)": PLAY,

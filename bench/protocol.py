@@ -44,7 +44,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from saloon.referee.games import game_ids, get_game
+from saloon.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import Match, play_local
 from saloon.referee.remote import BotConnection, GrpcSeat, ProcessSeat, thread_loop

@@ -10,7 +10,7 @@ Speed, per game and seat count, in the same run:
   :class:`saloon.sdk.search.RolloutSearch`) run for ``--iterations`` playouts on
   ``--positions`` decisions taken from seeded random games, no time cap; median of ``--runs`` runs;
 * engine share: the share of the search's time spent inside the engine (functions of
-  ``saloon.referee.games``: legal_actions, apply_action, chance, clone, resample_hidden,
+  ``saloon.games``: legal_actions, apply_action, chance, clone, resample_hidden,
   from_observation), measured with cProfile over one run (the profiler slows every call
   alike; a share, not a speed); the overhead ratio is total time / engine time. Every run
   starts with the playouts' caches empty (saloon.sdk.house.playouts.clear_caches): a run
@@ -41,8 +41,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-import saloon.referee.games
-from saloon.referee.games import CHANCE, TERMINAL, game_ids, get_game
+import saloon.games
+from saloon.games import CHANCE, TERMINAL, game_ids, get_game
 from saloon.referee.match import play_local
 from saloon.sdk.bot import Decision, MatchInfo
 from saloon.sdk.games import make_decision
@@ -53,7 +53,7 @@ from saloon.sdk.search import SearchBudget, Searcher
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engines import run_playouts
 
-ENGINE_DIR = str(Path(saloon.referee.games.__file__).resolve().parent)
+ENGINE_DIR = str(Path(saloon.games.__file__).resolve().parent)
 
 
 def positions(

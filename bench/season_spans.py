@@ -2,7 +2,7 @@
 
     python bench/season_spans.py OUT.jsonl WORKER-ARGS...
 
-Runs ``saloon.worker.worker_main`` with wrappers on the steps of a job and appends one JSON
+Runs ``saloon.worker.queue.worker`` with wrappers on the steps of a job and appends one JSON
 line per job to OUT.jsonl: milliseconds spent in RQ before the job function (``rq start``),
 the store claim, seat set-up, the match itself, the store record, the rest of the job
 function (spec parsing, record to JSON), RQ after it (``rq finish``) and the gap since the
@@ -21,8 +21,10 @@ from typing import Any
 from rq.worker import SimpleWorker
 
 from saloon.referee.match import Match
-from saloon.worker import jobs, play, worker_main
-from saloon.worker.store import Store
+from saloon.worker.queue import jobs
+from saloon.worker.queue import worker as worker_main
+from saloon.worker.seasons import play
+from saloon.worker.store.store import Store
 
 #: The job being timed: span name -> (start, end), perf_counter seconds.
 _job: dict[str, tuple[float, float]] = {}

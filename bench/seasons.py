@@ -36,12 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # bench/ runs from a checkout: tests.services is the PG URL
 
 from saloon.referee.limits import MatchLimits  # noqa: E402
-from saloon.worker.play import play_spec  # noqa: E402
-from saloon.worker.queue import ALIVE_PREFIX, SeasonQueue, connect  # noqa: E402
-from saloon.worker.queue_defaults import DEFAULT_REDIS_URL  # noqa: E402
-from saloon.worker.schedule import SeasonSpec, expand  # noqa: E402
-from saloon.worker.seasons import create, progress, start  # noqa: E402
-from saloon.worker.store import Store  # noqa: E402
+from saloon.worker.queue.defaults import DEFAULT_REDIS_URL  # noqa: E402
+from saloon.worker.queue.season_queue import ALIVE_PREFIX, SeasonQueue, connect  # noqa: E402
+from saloon.worker.seasons.play import play_spec  # noqa: E402
+from saloon.worker.seasons.run import create, progress, start  # noqa: E402
+from saloon.worker.seasons.schedule import SeasonSpec, expand  # noqa: E402
+from saloon.worker.store.store import Store  # noqa: E402
 
 #: The worker, with timing spans around each step of a job (bench/season_spans.py).
 WORKER = [sys.executable, str(ROOT / "bench" / "season_spans.py")]

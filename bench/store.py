@@ -36,8 +36,8 @@ from rich.table import Table
 
 from saloon.referee.faults import Fault, FaultKind
 from saloon.referee.match import play_local
-from saloon.worker.store import ScheduledMatch, Store
-from saloon.worker.store_config import StoreConfig
+from saloon.worker.store.config import StoreConfig
+from saloon.worker.store.store import ScheduledMatch, Store
 
 POSTGRES_URL = os.environ.get(
     "SALOON_BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

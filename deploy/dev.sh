@@ -119,7 +119,7 @@ docker_answers() {
 ensure_base_image() {
   docker_answers || return 0
   local tag
-  tag="$(.venv/bin/python -m saloon.worker.images --base-tag)"
+  tag="$(.venv/bin/python -m saloon.worker.sandbox.images --base-tag)"
   if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
   if ! command -v debootstrap >/dev/null; then
     log "installing debootstrap with apt-get"

@@ -21,7 +21,7 @@ from saloon.ratings.params import Scope
 from saloon.ratings.source import Loaded, known_bots, load
 
 if TYPE_CHECKING:
-    from saloon.worker.store import Store
+    from saloon.worker.store.store import Store
 
 
 class Format(StrEnum):

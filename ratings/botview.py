@@ -11,7 +11,7 @@ from saloon.ratings.results import Result
 from saloon.ratings.source import load, registry_name
 
 if TYPE_CHECKING:
-    from saloon.worker.store import Store
+    from saloon.worker.store.store import Store
 
 #: Characters of a fault's detail shown per line.
 FAULT_DETAIL_CHARS = 80

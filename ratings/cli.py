@@ -1,4 +1,5 @@
-"""``saloon leaderboard`` and ``saloon bot show``: plugged into the CLI by entry points.
+"""``saloon leaderboard`` and ``saloon bot show``, added to the ``saloon`` command by
+:mod:`saloon.arena.cli`.
 
 Heavy imports (the store, trueskill, rich) happen inside the handlers, so that registering
 these commands costs ``saloon play`` nothing.
@@ -17,11 +18,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 from saloon.ratings.errors import NoResultsError, OutputError, RatingsError
 from saloon.referee.cli import parse_option
 from saloon.sdk.client import ArenaClientError, load_config
-from saloon.worker.cli_season import add_store_argument
+from saloon.worker.seasons.cli import add_store_argument
 
 if TYPE_CHECKING:
     from saloon.ratings.ladders import Ladder
-    from saloon.worker.store import Store
+    from saloon.worker.store.store import Store
 
 FORMATS = ("table", "json", "csv", "html")
 #: Matches `saloon bot show` lists by default.
@@ -79,8 +80,8 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
 @contextlib.contextmanager
 def _open_store(url: str | None) -> Iterator[Store]:
     from saloon.worker.errors import WorkerError
-    from saloon.worker.store import Store
-    from saloon.worker.store_config import resolve_url
+    from saloon.worker.store.config import resolve_url
+    from saloon.worker.store.store import Store
 
     resolved = resolve_url(url)
     # Reading must not create: opening a missing SQLite file would make an empty store.
@@ -113,13 +114,13 @@ def _output(path: str | None, out: TextIO) -> Iterator[TextIO]:
 
 def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
     """Print (or write) a leaderboard."""
+    from saloon.games import get_game
     from saloon.ratings.boards import (
         Format,
         game_leaderboard,
         season_leaderboard,
         write_leaderboard,
     )
-    from saloon.referee.games import get_game
 
     get_game(args.game)  # an unknown game is a clear error before the store is opened
     options = dict(args.option)

@@ -77,7 +77,7 @@ def default_ladder(game: str, options: Mapping[str, object] | None = None) -> La
     Game defaults come from the engine registry so ``--game seizure-v1`` means
     ``end=rounds`` exactly as a match played without options does.
     """
-    from saloon.referee.games import get_game
+    from saloon.games import get_game
 
     spec = get_game(game)
     values: dict[str, object] = {o.name: o.default for o in spec.options}

@@ -144,12 +144,13 @@ def _two_player(standings: Standings) -> bool:
     """True when the ladder's matches have 2 seats (without matches: the game has 2)."""
     if standings.seat_counts:
         return standings.seat_counts == {2}
+    from saloon.games import get_game
+    from saloon.games.errors import GameError
     from saloon.referee.errors import RefereeError
-    from saloon.referee.games import get_game
 
     try:
         return get_game(standings.ladder.game).max_players == 2
-    except RefereeError:
+    except (GameError, RefereeError):
         return False
 
 

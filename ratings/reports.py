@@ -1,12 +1,7 @@
-"""Season reports for lower layers: the leaderboard a finished season prints.
+"""Season reports: the leaderboard a finished season prints.
 
-``saloon demo`` (and any season runner in ``saloon.worker``) may not import this layer.
-It finds reports through the entry-point group ``saloon.season_reports`` instead, each
-entry a ``report(store, season_id, out)`` function, and calls them after a season::
-
-    from importlib.metadata import entry_points
-    for entry in sorted(entry_points(group="saloon.season_reports"), key=lambda e: e.name):
-        entry.load()(store, season_id, out)
+``saloon demo`` (a season runner in ``saloon.worker``) may not import this layer: the
+``saloon`` command (:mod:`saloon.arena.cli`) hands it :func:`season_report` instead.
 """
 
 from __future__ import annotations
@@ -17,10 +12,7 @@ from saloon.ratings.boards import season_leaderboard
 from saloon.ratings.leaderboard import render_table
 
 if TYPE_CHECKING:
-    from saloon.worker.store import Store
-
-#: The entry-point group season runners call after a season (see the module docstring).
-REPORT_GROUP = "saloon.season_reports"
+    from saloon.worker.store.store import Store
 
 
 def season_report(store: Store, season_id: str, out: TextIO) -> None:

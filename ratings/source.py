@@ -1,6 +1,6 @@
-"""The adapter from the results store (saloon.worker.store) to the fold's plain inputs.
+"""The adapter from the results store (saloon.worker.store.store) to the fold's plain inputs.
 
-Seat bot ids come in three forms (saloon.worker.spec): ``house:NAME`` (owner ``house``),
+Seat bot ids come in three forms (saloon.worker.seasons.spec): ``house:NAME`` (owner ``house``),
 ``bot:NAME@VERSION`` (a stored bot; owner from the store's bot registry; shown as NAME)
 and a local path (owner ``local``); each may end in ``#TAG``, another entry of the same
 bot in one season, which is rated as an entry of its own (shown as ``NAME#TAG``).
@@ -17,8 +17,8 @@ from saloon.ratings.leaderboard import BotInfo
 from saloon.ratings.results import Outcome, Result, SeatResult
 
 if TYPE_CHECKING:
-    from saloon.worker.store import Store
-    from saloon.worker.store_rows import ResultRow
+    from saloon.worker.store.rows import ResultRow
+    from saloon.worker.store.store import Store
 
 HOUSE_PREFIX = "house:"
 STORED_PREFIX = "bot:"
@@ -127,12 +127,16 @@ def load(store: Store, game: str | None = None, season_id: str | None = None) ->
 
 def _with_defaults(game: str, options: dict[str, Any]) -> dict[str, Any]:
     """A scheduled match's options with the game's defaults filled in (as records have)."""
+    from saloon.games import get_game
+    from saloon.games.errors import GameError
     from saloon.referee.errors import RefereeError
-    from saloon.referee.games import get_game
 
     try:
         return dict(get_game(game).parse_options(options))
-    except RefereeError:  # a game this install does not have: take the options as given
+    except (
+        GameError,
+        RefereeError,
+    ):  # a game this install does not have: take the options as given
         return dict(options)
 
 

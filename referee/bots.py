@@ -6,23 +6,22 @@
 * a path to a bot file (``.py``) or folder (with ``bot.py``): run as its own runtime
   process talking gRPC over a unix socket, the same path a container takes. The referee
   never imports a bot's code itself;
-* ``KIND:PATH`` for a seat kind that a higher layer registers in the entry-point group
-  ``saloon.seats`` (``docker:mybot/`` runs the bot in the Docker sandbox, as the arena
-  does); the entry names a factory ``(path, game_id) -> Seat``. With ``sandbox=KIND``, a
+* ``KIND:PATH`` for a seat kind that a higher layer hands in (``kinds``: the ``saloon``
+  command gives ``docker``, so ``docker:mybot/`` runs the bot in the Docker sandbox, as the
+  arena does); each kind is a factory ``(path, game_id) -> Seat``. With ``sandbox=KIND``, a
   bare path is taken as ``KIND:PATH`` (``process``, the default, is the local process).
 """
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
-from importlib.metadata import entry_points
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from saloon.referee.errors import BotSpecError
 from saloon.referee.record import saloon_version
-from saloon.referee.seats import InProcessSeat, Seat
+from saloon.referee.seats import InProcessSeat, Seat, SeatFactory
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 from saloon.sdk.house import make_house_bot
 from saloon.sdk.loader import bot_entry, bot_version, load_bot
@@ -31,44 +30,35 @@ HOUSE_PREFIX = "house:"
 GRPC_PREFIX = "grpc:"
 #: How long to wait for a TCP ``grpc:HOST:PORT`` target to accept before saying so.
 PROBE_TIMEOUT_S = 2.0
-#: Entry-point group of the seat kinds higher layers add: ``KIND = "module:factory"``.
-SEAT_GROUP = "saloon.seats"
 #: The sandbox of a bare bot path unless told otherwise: the local process.
 PROCESS_SANDBOX = "process"
-SeatFactory = Callable[[str, str], Seat]
-
-
-def seat_kinds() -> list[str]:
-    """The registered seat kinds (``docker`` when saloon.worker is installed)."""
-    return sorted(e.name for e in entry_points(group=SEAT_GROUP))
-
-
-def _registered(kind: str) -> SeatFactory | None:
-    for entry in entry_points(group=SEAT_GROUP):
-        if entry.name == kind:
-            factory: SeatFactory = entry.load()
-            return factory
-    return None
 
 
 def resolve_seat(
-    spec: str, game_id: str, debug: bool = False, sandbox: str = PROCESS_SANDBOX
+    spec: str,
+    game_id: str,
+    debug: bool = False,
+    sandbox: str = PROCESS_SANDBOX,
+    kinds: Mapping[str, SeatFactory] | None = None,
 ) -> Seat:
     """A seat for ``spec`` (see the module docstring); BotSpecError when it names nothing.
 
     ``debug``: a bot path is loaded into this process instead (no clocks, and its
     exceptions propagate to a debugger instead of becoming faults). ``sandbox``: where a
-    bare bot path runs (a registered seat kind, or the local process).
+    bare bot path runs (one of ``kinds``, or the local process). ``kinds``: the seat kinds
+    of higher layers, by name.
     """
+    kinds = kinds or {}
     kind, sep, rest = spec.partition(":")
     if sep and kind not in ("house", "grpc") and len(kind) > 1:
-        factory = _registered(kind)
+        factory = kinds.get(kind)
         if factory is not None:
             return factory(rest, game_id)
     if sandbox != PROCESS_SANDBOX and not debug and Path(spec).exists():
-        factory = _registered(sandbox)
+        factory = kinds.get(sandbox)
         if factory is None:
-            raise BotSpecError(f"unknown sandbox {sandbox!r} (is saloon.worker installed?)")
+            known = ", ".join([PROCESS_SANDBOX, *sorted(kinds)])
+            raise BotSpecError(f"unknown sandbox {sandbox!r} (sandboxes here: {known})")
         return factory(spec, game_id)
     if spec.startswith(HOUSE_PREFIX):
         name = spec[len(HOUSE_PREFIX) :]
@@ -100,7 +90,7 @@ def resolve_seat(
             ""
             if Path(spec).exists()
             else " (a seat is house:NAME, grpc:TARGET, a path, or KIND:PATH with a "
-            f"registered seat kind: {', '.join(seat_kinds()) or 'none'})"
+            f"registered seat kind: {', '.join(sorted(kinds)) or 'none'})"
         )
         raise BotSpecError(f"seat {spec!r}: {exc}{hint}") from None
     from saloon.referee.remote import ProcessSeat

@@ -1,39 +1,36 @@
-"""The ``saloon`` command line: list games, play a match, show or verify a recorded one.
+"""The referee's commands: ``saloon games``, ``play``, ``replay``, ``new``; and the pieces
+every layer's commands share (the one-line usage error, ``--option NAME=VALUE``).
 
-Every error a user can cause prints one line on stderr (``saloon: error: ...``) and exits
-non-zero, without a traceback.
-
-Commands of the higher layers (seasons and workers in ``saloon.worker``, leaderboards in
-``saloon.ratings``, the arena service) plug in through the entry-point group
-``saloon.commands``: each entry names a ``register(subparsers)`` function that adds its
-parsers (each with ``set_defaults(handler=fn)``, ``fn(args, out) -> int``) and returns the
-base exception classes its commands raise for user errors. The referee thus never imports
-a layer above it, and a register module keeps its heavy imports inside its handlers so
-that ``saloon play`` stays quick.
+The ``saloon`` command itself is :mod:`saloon.arena.cli`, on top of every layer: it builds
+the parser, adds each layer's commands by calling its ``register(subparsers)`` (which adds
+parsers with ``set_defaults(handler=fn)``, ``fn(args, out) -> int``, and returns the base
+exception classes its commands raise for user errors), and prints every user error as one
+line (``saloon: error: ...``) with a non-zero exit status, without a traceback. A register
+module keeps its heavy imports inside its handlers, so that ``saloon play`` stays quick.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from importlib.metadata import entry_points
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from saloon.games import State, game_ids, get_game
+from saloon.games.errors import GameError
 from saloon.referee.errors import RefereeError
-from saloon.referee.games import State, game_ids, get_game
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_LIMITS
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import Step, replay, verify
 from saloon.sdk.errors import SdkError
 from saloon.sdk.house import house_bot_names
 
+if TYPE_CHECKING:
+    from saloon.referee.seats import SeatFactory
+
 MAX_SEED = 2**63 - 1
-#: Entry-point group of the commands that higher layers add (see the module docstring).
-COMMAND_GROUP = "saloon.commands"
 #: A command handler: parsed arguments and the output stream in, exit status out.
 Handler = Callable[[argparse.Namespace, TextIO], int]
 
@@ -42,7 +39,7 @@ class UsageError(Exception):
     """A command line that does not parse."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse, but errors become one line (raised, printed by main)."""
 
     def error(self, message: str) -> NoReturn:
@@ -77,14 +74,14 @@ def parse_option(text: str) -> tuple[str, str]:
     return name, value
 
 
-def build_parser(user_errors: list[type[BaseException]] | None = None) -> argparse.ArgumentParser:
-    """The argument parser of the ``saloon`` command, with every plugged-in command.
+def register(
+    sub: Any, seat_kinds: Mapping[str, SeatFactory] | None = None
+) -> tuple[type[Exception], ...]:
+    """Add ``games``, ``play``, ``replay`` and ``new`` to the ``saloon`` command line.
 
-    ``user_errors`` collects the exception classes the plugged-in commands raise for
-    mistakes a user made (printed as one line, exit status 1).
+    ``seat_kinds``: the seat kinds of the higher layers ``play`` offers (``docker:PATH``,
+    ``--sandbox docker``), by name; the referee itself knows house, grpc and path seats.
     """
-    parser = _Parser(prog="saloon", description="Saloon: a tournament arena for card-game bots.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     games = sub.add_parser("games", help="list the games, their seats, options and house bots")
     games.add_argument("--json", action="store_true", help="print JSON")
@@ -136,7 +133,7 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
         "--debug",
         action="store_true",
         help="play bot paths in this process, unclocked, and let their exceptions propagate "
-        "(python -m pdb -m saloon.referee.cli play --debug ... stops at them)",
+        "(python -m pdb -m saloon.arena.cli play --debug ... stops at them)",
     )
 
     rep = sub.add_parser("replay", help="show a recorded match (JSON record file)")
@@ -153,11 +150,15 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
     new = sub.add_parser("new", help="write a starter bot and a test that plays it")
     new.add_argument("game", help="a game id (see `saloon games`)")
     new.add_argument("dir", help="a new or empty folder for bot.py and test_bot.py")
-    for entry in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
-        errors = entry.load()(sub)
-        if user_errors is not None:
-            user_errors.extend(errors)
-    return parser
+    for parser, handler in (
+        (games, cmd_games),
+        (play, cmd_play),
+        (rep, cmd_replay),
+        (new, cmd_new),
+    ):
+        parser.set_defaults(handler=handler)
+    play.set_defaults(seat_kinds=dict(seat_kinds or {}))
+    return (GameError, RefereeError, SdkError)
 
 
 # -- commands -------------------------------------------------------------------------
@@ -209,7 +210,9 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         decision_ms=args.decision_ms or DEFAULT_LIMITS.decision_ms,
         bank_ms=args.bank_ms or DEFAULT_LIMITS.bank_ms,
     )
-    seats = local_seats(args.game, args.seat, debug=args.debug, sandbox=args.sandbox)
+    seats = local_seats(
+        args.game, args.seat, debug=args.debug, sandbox=args.sandbox, kinds=args.seat_kinds
+    )
     record = Match(get_game(args.game), seats, args.seed, dict(args.option), limits).run()
     text = record.dumps()
     if args.out:
@@ -380,35 +383,3 @@ def _print_result(record: MatchRecord, state: State, out: TextIO) -> None:
             f"  {cells[3]:>{widths[3]}}  {cells[4]}"
         )
         out.write(line.rstrip() + "\n")
-
-
-COMMANDS: dict[str, Handler] = {
-    "games": cmd_games,
-    "play": cmd_play,
-    "replay": cmd_replay,
-    "new": cmd_new,
-}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``saloon`` console script."""
-    logging.basicConfig(level=logging.WARNING, format="saloon: %(message)s")
-    user_errors: list[type[BaseException]] = [RefereeError, SdkError]
-    try:
-        args = build_parser(user_errors).parse_args(argv)
-        handler: Handler = getattr(args, "handler", None) or COMMANDS[args.command]
-        return handler(args, sys.stdout)
-    except UsageError as exc:
-        print(f"saloon: error: {exc} (see saloon --help)", file=sys.stderr)
-        return 2
-    except tuple(user_errors) as exc:
-        print(f"saloon: error: {exc}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        return 1
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """The match loop: one game, one seat per player, faults contained, everything recorded.
 
-The loop knows no game: it reaches the engine through the contract (referee/games/base.py)
+The loop knows no game: it reaches the engine through the contract (games/base.py)
 and the bots through :class:`~saloon.referee.seats.Seat`.
 
 Fault policy (docs/match-record.md): a late, invalid or malformed answer is a fault; the
@@ -17,11 +17,18 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 
+from saloon.games import CHANCE, TERMINAL, GameSpec, State, get_game
 from saloon.referee.faults import Fault, FaultKind, SeatFault
-from saloon.referee.games import CHANCE, TERMINAL, GameSpec, State, get_game
 from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits, wall_cap_ms
 from saloon.referee.record import AbortReason, LogEntry, MatchRecord, Outcome, SeatInfo
-from saloon.referee.seats import DecisionRequest, EndInfo, InProcessSeat, Seat, StartInfo
+from saloon.referee.seats import (
+    DecisionRequest,
+    EndInfo,
+    InProcessSeat,
+    Seat,
+    SeatFactory,
+    StartInfo,
+)
 from saloon.sdk.house.random_bot import RandomBot
 
 log = logging.getLogger(__name__)
@@ -328,14 +335,19 @@ def play_local(
 
 
 def local_seats(
-    game_id: str, bots: Sequence[str], debug: bool = False, sandbox: str = "process"
+    game_id: str,
+    bots: Sequence[str],
+    debug: bool = False,
+    sandbox: str = "process",
+    kinds: Mapping[str, SeatFactory] | None = None,
 ) -> list[Seat]:
     """One seat per bot spec, after checking the game takes that many seats.
 
     ``debug``: bot paths play in-process and their exceptions propagate (see resolve_seat);
-    ``sandbox``: where bare bot paths run otherwise (the local process by default).
+    ``sandbox``: where bare bot paths run otherwise (the local process by default);
+    ``kinds``: the seat kinds of higher layers (``docker``), by name.
     """
     from saloon.referee.bots import resolve_seat
 
     get_game(game_id).check_players(len(bots))
-    return [resolve_seat(spec, game_id, debug, sandbox) for spec in bots]
+    return [resolve_seat(spec, game_id, debug, sandbox, kinds) for spec in bots]

@@ -13,7 +13,7 @@ import random
 import sys
 from collections.abc import Mapping, Sequence
 
-from saloon.referee.games import CHANCE, TERMINAL, get_game
+from saloon.games import CHANCE, TERMINAL, get_game
 
 
 def playthrough(

@@ -15,9 +15,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from saloon.games import Options
 from saloon.referee.errors import RecordError
 from saloon.referee.faults import Fault, FaultKind
-from saloon.referee.games import Options
 from saloon.referee.limits import MatchLimits, SandboxInfo
 
 FORMAT = "saloon.match/1"

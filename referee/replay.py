@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from saloon.referee.errors import RecordError, RefereeError
-from saloon.referee.games import CHANCE, TERMINAL, State, get_game
+from saloon.games import CHANCE, TERMINAL, State, get_game
+from saloon.games.errors import GameError
+from saloon.referee.errors import RecordError
 from saloon.referee.match import final_ranks
 from saloon.referee.record import LogEntry, MatchRecord, Outcome
 
@@ -34,7 +35,7 @@ def replay(record: MatchRecord, on_step: Callable[[Step], None] | None = None) -
     game = get_game(record.game)
     try:
         state = game.new_game(len(record.seats), record.options)
-    except RefereeError as exc:
+    except GameError as exc:
         raise RecordError(f"the record's game set-up is invalid: {exc}") from None
     for index, entry in enumerate(record.log):
         player = state.current_player()
@@ -61,7 +62,7 @@ def replay(record: MatchRecord, on_step: Callable[[Step], None] | None = None) -
                 state.apply_chance(entry.outcome)
             else:
                 state.apply_action(entry.action)
-        except RefereeError as exc:
+        except GameError as exc:
             raise RecordError(f"log entry {index}: {exc}") from None
         events = tuple(state.take_events())
         if check_events and events != entry.events:

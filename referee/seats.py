@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from saloon.games import Json
 from saloon.referee.faults import FaultKind, SeatFault
-from saloon.referee.games import Json
 from saloon.referee.limits import DEFAULT_START_MS, SandboxInfo
 from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
@@ -105,6 +106,10 @@ def _where(exc: BaseException) -> str:
         return "?"
     last = frames[-1]
     return f"{last.filename}:{last.lineno} in {last.name}"
+
+
+#: A seat kind of a higher layer: ``(bot path, game id) -> Seat`` (``docker``, say).
+SeatFactory = Callable[[str, str], Seat]
 
 
 class InProcessSeat(Seat):

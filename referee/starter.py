@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from saloon.games import get_game, sdk_views_table
 from saloon.referee.errors import RefereeError
-from saloon.referee.games import get_game, sdk_views_table
 from saloon.sdk.house import house_bot_names
 
 BOT_FILE = "bot.py"

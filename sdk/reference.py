@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from saloon.referee.games import get_game, sdk_views_table
+from saloon.games import get_game, sdk_views_table
 from saloon.sdk import bot as bot_module
 
 #: The page of the values every game shares.

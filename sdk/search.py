@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from saloon.referee.games import (
+from saloon.games import (
     CHANCE,
     TERMINAL,
     GameSpec,

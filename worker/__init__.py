@@ -1,1 +1,10 @@
-"""Workers: RQ jobs, season scheduling, sandboxes, the results store (to come)."""
+"""The worker layer: what plays matches at scale, one subpackage per concept.
+
+* :mod:`saloon.worker.store`: the results store (SQL + migrations);
+* :mod:`saloon.worker.sandbox`: where bots run (process, Docker), images, packages;
+* :mod:`saloon.worker.queue`: RQ jobs, the worker, its keepers;
+* :mod:`saloon.worker.seasons`: season specs, schedules, running a season here.
+
+It sits on the referee (it plays matches through the referee's seats) and under the
+ratings and the arena.
+"""

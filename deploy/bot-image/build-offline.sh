@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY="${PY:-.venv/bin/python}"
-tag="${1:-$("$PY" -m saloon.worker.images --base-tag)}"
+tag="${1:-$("$PY" -m saloon.worker.sandbox.images --base-tag)}"
 rootfs_tag="saloon-bot-rootfs:bookworm"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 work="$(mktemp -d)"

@@ -3,7 +3,7 @@
 isort:skip_file
 The arena API: submit bots, run ladder seasons, read leaderboards and match records.
 
-Served by `saloon serve` (saloon.referee.arena); the client is saloon.sdk.ArenaClient and
+Served by `saloon serve` (saloon.arena); the client is saloon.sdk.ArenaClient and
 the `saloon` CLI. The generated code lives in saloon.sdk.arena_proto, a package the bot
 images leave out (proto/generate.py; a test checks the base image has no trace of it).
 

@@ -1,7 +1,7 @@
 """Typed views of each game for bot authors, found by the full game id.
 
 A game's SDK view module is registered beside its engine (``SDK_VIEWS = {"<id>": "module"}``
-in ``referee/games/<pkg>/__init__.py``, see :mod:`saloon.referee.games`), by the full id: a
+in ``games/<pkg>/__init__.py``, see :mod:`saloon.games`), by the full id: a
 ``seizure-v2`` gets v2's view or none, never v1's by accident. The module defines
 ``decode_observation(raw) -> typed observation`` and ``decode_action(kind, raw) -> typed
 action``. A game without an SDK view still plays: bots then get the raw JSON values.
@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from saloon.referee.games import sdk_views_table
+from saloon.games import sdk_views_table
 from saloon.sdk.bot import Clock, Decision
 
 

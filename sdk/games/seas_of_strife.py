@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from saloon.referee.games.seas_of_strife.engine import (
+from saloon.games.seas_of_strife.engine import (
     COLOUR_OF,
     COLOURS,
     RANGES,

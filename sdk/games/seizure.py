@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # The decision kinds are the engine's (one source of truth; pure Python, no deps).
-from saloon.referee.games.seizure.engine import (
+from saloon.games.seizure.engine import (
     DEAL_SIZE,
     DRAW,
     GIVE_CARD,

@@ -23,7 +23,7 @@ from enum import IntEnum
 from typing import Any
 
 # One source of truth for the tables and kind names: the engine's (pure Python, no deps).
-from saloon.referee.games.western_showdown.cards import (
+from saloon.games.western_showdown.cards import (
     ABILITIES,
     CABARET,
     COLOURS,
@@ -36,7 +36,7 @@ from saloon.referee.games.western_showdown.cards import (
     SHERIFF,
     VALUES,
 )
-from saloon.referee.games.western_showdown.engine import (
+from saloon.games.western_showdown.engine import (
     ACTIVATE,
     CHEAT_PICK,
     DETERMINATION_EXTRA,

@@ -1,8 +1,8 @@
 """House bots, written with the SDK like any author's bot.
 
 ``house:random`` (and any bot in :data:`GENERIC`) plays every game. A game's own house bots
-are registered beside its engine, by the full game id, in ``referee/games/<pkg>/__init__.py``:
-``HOUSE_BOTS = {"<id>": {"<name>": "module:BotClass"}}`` (see :mod:`saloon.referee.games`);
+are registered beside its engine, by the full game id, in ``games/<pkg>/__init__.py``:
+``HOUSE_BOTS = {"<id>": {"<name>": "module:BotClass"}}`` (see :mod:`saloon.games`);
 they are imported only when asked for.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from saloon.referee.games import house_bots_table
+from saloon.games import house_bots_table
 from saloon.sdk.bot import Bot
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 from saloon.sdk.house.random_bot import RandomBot

@@ -20,14 +20,14 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
-from saloon.referee.games import State
-from saloon.referee.games.seas_of_strife.engine import (
+from saloon.games import State
+from saloon.games.seas_of_strife.engine import (
     CHOOSE_LEADER,
     COLOUR_OF,
     RANGES,
     trick_winner_index,
 )
-from saloon.referee.games.seizure.cards import (
+from saloon.games.seizure.cards import (
     ACTIVE,
     K_LEFT,
     K_MINUS,
@@ -39,14 +39,14 @@ from saloon.referee.games.seizure.cards import (
     NUMBER,
     PAIR,
 )
-from saloon.referee.games.seizure.engine import (
+from saloon.games.seizure.engine import (
     DEAL_SIZE,
     GIVE_CARD,
     GIVE_TO,
     PLAY_CARD,
     TRADE_PARTNER,
 )
-from saloon.referee.games.western_showdown.cards import (
+from saloon.games.western_showdown.cards import (
     CABARET,
     CONDITIONS,
     DECKS,
@@ -57,7 +57,7 @@ from saloon.referee.games.western_showdown.cards import (
     VALUE,
     stack_winner,
 )
-from saloon.referee.games.western_showdown.engine import (
+from saloon.games.western_showdown.engine import (
     ACTIVATE,
     CHEAT_PICK,
     DETERMINATION_EXTRA,

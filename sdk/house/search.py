@@ -14,8 +14,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from saloon.referee.games import TERMINAL, State
-from saloon.referee.games.seizure.cards import POINTS
+from saloon.games import TERMINAL, State
+from saloon.games.seizure.cards import POINTS
 from saloon.sdk.bot import Bot, MatchInfo
 from saloon.sdk.house.playouts import (
     greedy_seizure_playout,

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from saloon.referee.games import CHANCE, TERMINAL, GameSpec, Options, State, game_ids, get_game
+from saloon.games import CHANCE, TERMINAL, GameSpec, Options, State, game_ids, get_game
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from saloon.referee.games import State
+from saloon.games import State
 
 from .playout import Case, all_cases, card_multiset, playout
 

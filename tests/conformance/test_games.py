@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from saloon.referee.errors import IllegalActionError
-from saloon.referee.games import CHANCE, TERMINAL, State
+from saloon.games import CHANCE, TERMINAL, State
+from saloon.games.errors import IllegalActionError
 from saloon.sdk.games import adapter_for
 
 from .playout import Case, all_cases, card_multiset, playout, replay_log

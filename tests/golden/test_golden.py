@@ -30,6 +30,6 @@ def test_playthrough_matches_golden(
 
 
 def test_every_registered_game_has_a_golden_file() -> None:
-    from saloon.referee.games import game_ids
+    from saloon.games import game_ids
 
     assert set(game_ids()) <= {c[1] for c in CASES}

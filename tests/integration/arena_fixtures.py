@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.arena.server import ArenaServer, ServeOptions
+from saloon.arena.registry import Registry, Role
+from saloon.arena.server import ArenaServer, ServeOptions
 from saloon.sdk.client import ArenaClient
-from saloon.worker.registry import Registry, Role
-from saloon.worker.store import Store
+from saloon.worker.store.store import Store
 
 HONEST_BOT = """\
 from saloon.sdk import Bot

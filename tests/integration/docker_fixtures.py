@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from saloon.worker.docker_sandbox import DockerSandbox
 from saloon.worker.errors import BaseImageMissing, SandboxError
+from saloon.worker.sandbox.docker import DockerSandbox
 from tests import services
 
 
@@ -33,7 +33,7 @@ def owned_containers(sandbox: DockerSandbox) -> list[str]:
 
 def base_image_or_skip(sandbox: DockerSandbox) -> None:
     """Skip (fail in CI) when the bot base image is not built."""
-    from saloon.worker.images import base_image_id
+    from saloon.worker.sandbox.images import base_image_id
 
     try:
         base_image_id(sandbox.client, sandbox.base)

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from saloon.referee.games import get_game
+from saloon.games import get_game
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from saloon.worker.queue import SeasonQueue, connect
+from saloon.worker.queue.season_queue import SeasonQueue, connect
 from tests.databases import postgres_schema
 
 
@@ -38,7 +38,7 @@ class Workers:
 
     def start(self, redis_url: str, queue: str, *extra: str) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
-        argv = [sys.executable, "-m", "saloon.worker.worker_main", "--redis", redis_url]
+        argv = [sys.executable, "-m", "saloon.worker.queue.worker", "--redis", redis_url]
         proc = subprocess.Popen(
             [*argv, "--queue", queue, *extra],
             stdout=log,

@@ -14,10 +14,10 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from saloon.arena.registry import Registry
 from saloon.sdk import ArenaClient
 from saloon.sdk.client import ArenaClientError
-from saloon.worker.registry import Registry
-from saloon.worker.store import Store
+from saloon.worker.store.store import Store
 
 from .arena_fixtures import CRASHING_BOT, Arena, arena, write_bot
 
@@ -154,7 +154,7 @@ def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     import os
 
     return subprocess.run(
-        [sys.executable, "-m", "saloon.referee.cli", *argv],
+        [sys.executable, "-m", "saloon.arena.cli", *argv],
         capture_output=True,
         text=True,
         timeout=120,

@@ -58,7 +58,7 @@ def _free_port() -> int:
 
 def _saloon(*argv: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "saloon.referee.cli", *argv],
+        [sys.executable, "-m", "saloon.arena.cli", *argv],
         capture_output=True,
         text=True,
         timeout=60,
@@ -77,7 +77,7 @@ class Server:
     def __init__(self, tmp: Path, store: str, redis: str, queue: str) -> None:
         self.grpc_port, self.http_port = _free_port(), _free_port()
         self.log = tmp / "serve.log"
-        argv = [sys.executable, "-m", "saloon.referee.cli", "serve", "--store", store]
+        argv = [sys.executable, "-m", "saloon.arena.cli", "serve", "--store", store]
         argv += ["--redis", redis, "--queue", queue, "--sandbox", "docker"]
         argv += ["--listen", f"127.0.0.1:{self.grpc_port}", "--http", f"127.0.0.1:{self.http_port}"]
         with open(self.log, "wb") as log:

@@ -14,14 +14,14 @@ from pathlib import Path
 
 from rq.job import Job
 
-from saloon.worker import ladder
-from saloon.worker.queue import SeasonQueue, connect, promote_due
-from saloon.worker.registry import Registry
-from saloon.worker.sandbox import open_sandbox
-from saloon.worker.spec import SandboxKind
-from saloon.worker.store import Store
-from saloon.worker.store_rows import SeasonStatus
-from saloon.worker.submit import submit
+from saloon.arena import ladder
+from saloon.arena.registry import Registry
+from saloon.arena.submit import submit
+from saloon.worker.queue.season_queue import SeasonQueue, connect, promote_due
+from saloon.worker.sandbox.base import open_sandbox
+from saloon.worker.seasons.spec import SandboxKind
+from saloon.worker.store.rows import SeasonStatus
+from saloon.worker.store.store import Store
 
 from .arena_fixtures import HONEST_BOT
 from .season_fixtures import queue_name
@@ -40,7 +40,7 @@ def _submit(registry: Registry, name: str, source: str) -> str:
 
 
 def _burst(redis_url: str, queue: str) -> None:
-    argv = [sys.executable, "-m", "saloon.worker.worker_main", "--redis", redis_url]
+    argv = [sys.executable, "-m", "saloon.worker.queue.worker", "--redis", redis_url]
     done = subprocess.run(
         [*argv, "--queue", queue, "--burst"], capture_output=True, text=True, timeout=180
     )
@@ -77,7 +77,7 @@ def test_a_repeating_ladder_season_seats_each_bots_latest_version(
 
         _burst(redis_url, queue_name)  # plays season 1
         assert store.season("weekly-1").status is SeasonStatus.RUNNING  # settled on read
-        from saloon.worker.seasons import progress
+        from saloon.worker.seasons.run import progress
 
         assert progress(store, "weekly-1").status is SeasonStatus.DONE
 

@@ -20,12 +20,12 @@ import grpc
 import pytest
 import sqlalchemy as sa
 
+from saloon.arena.submit import MAX_UPLOAD_BYTES
 from saloon.sdk.arena_proto import arena_pb2 as pb
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
 from saloon.sdk.client import ArenaClient, ArenaClientError
-from saloon.worker.packages import MAX_PACKAGE_BYTES, MAX_PACKAGE_FILES
-from saloon.worker.store import Store
-from saloon.worker.submit import MAX_UPLOAD_BYTES
+from saloon.worker.sandbox.packages import MAX_PACKAGE_BYTES, MAX_PACKAGE_FILES
+from saloon.worker.store.store import Store
 
 from .arena_fixtures import HONEST_BOT, Arena, start_arena
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.games import game_ids, get_game
+from saloon.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_local, play_match
 from saloon.referee.seats import InProcessSeat, Seat

@@ -18,9 +18,9 @@ from saloon.referee.record import MatchRecord, without_timing
 from saloon.referee.replay import verify
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.house import make_house_bot
-from saloon.worker.docker_sandbox import DockerSandbox, DockerSeat
 from saloon.worker.errors import SandboxFailed, UnsafePath
-from saloon.worker.images import bot_tag
+from saloon.worker.sandbox.docker import DockerSandbox, DockerSeat
+from saloon.worker.sandbox.images import bot_tag
 
 from .docker_fixtures import open_test_sandbox, owned_containers, sandbox_fixture
 
@@ -116,7 +116,7 @@ def test_a_container_the_engine_loses_mid_match_fails_the_match_not_the_bot(
     # The slow bot (10 ms a decision) in a container this test's sandbox starts; the test
     # removes that container, by id, in the middle of the match (as an engine restart or
     # an operator's `docker rm -f` would). No record blames the bot: the match raises
-    # SandboxFailed, which fails its job, and the job retries (saloon.worker.jobs).
+    # SandboxFailed, which fails its job, and the job retries (saloon.worker.queue.jobs).
     seat = sandbox.seat(str(Path(__file__).parent / "bots" / "slow_random.py"), "slow")
     assert isinstance(seat, DockerSeat)
     seats: list[Seat] = [seat, InProcessSeat(make_house_bot(GAME, "random"), "house:random")]
@@ -219,7 +219,7 @@ def test_a_refused_package_builds_nothing(sandbox: DockerSandbox, tmp_path: Path
 
 
 def test_same_package_builds_one_image(sandbox: DockerSandbox, tmp_path: Path) -> None:
-    from saloon.worker.packages import load_package
+    from saloon.worker.sandbox.packages import load_package
 
     archive = tmp_path / "honest.tar.gz"
     import tarfile
@@ -235,7 +235,7 @@ def test_saloon_play_docker_seat(tmp_path: Path, docker_engine: None) -> None:
     import docker
 
     out = tmp_path / "record.json"
-    argv = [sys.executable, "-m", "saloon.referee.cli", "play", GAME]
+    argv = [sys.executable, "-m", "saloon.arena.cli", "play", GAME]
     argv += ["--seat", f"docker:{HONEST}", "--seat", HONEST, "--sandbox", "docker"]
     argv += ["--seed", "6", "--out", str(out)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -263,7 +263,7 @@ def test_saloon_play_reports_a_bad_package_in_one_line(tmp_path: Path, docker_en
         [
             sys.executable,
             "-m",
-            "saloon.referee.cli",
+            "saloon.arena.cli",
             "play",
             GAME,
             "--seat",
@@ -306,8 +306,8 @@ def test_gvisor_runtime_plays_a_match_when_registered() -> None:
 CRASHING_WORKER = """
 import os, sys
 from saloon.referee.limits import SandboxLimits
-from saloon.worker.docker_sandbox import DockerSandbox
-from saloon.worker.packages import load_package
+from saloon.worker.sandbox.docker import DockerSandbox
+from saloon.worker.sandbox.packages import load_package
 sandbox = DockerSandbox(owner=sys.argv[2])
 package = load_package(sys.argv[1])
 runtime = sandbox.acquire(package, sandbox.image(package), SandboxLimits())

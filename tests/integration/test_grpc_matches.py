@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from saloon.games import game_ids, get_game
 from saloon.referee.bots import resolve_seat
-from saloon.referee.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_local, play_match
 from saloon.referee.remote import BotConnection, ConnectionThreadError, ProcessSeat

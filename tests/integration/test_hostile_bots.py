@@ -27,7 +27,7 @@ from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
 from saloon.referee.record import MatchRecord
 from saloon.referee.seats import Seat
-from saloon.worker.docker_sandbox import DockerSandbox, DockerSeat
+from saloon.worker.sandbox.docker import DockerSandbox, DockerSeat
 
 from .docker_fixtures import owned_containers, sandbox_fixture
 from .helpers import check_record
@@ -141,7 +141,7 @@ def played(sandbox: DockerSandbox, packages: dict[str, Path]) -> Iterator[dict[s
 
 
 def _pkg(path: Path):  # type: ignore[no-untyped-def]
-    from saloon.worker.packages import load_package
+    from saloon.worker.sandbox.packages import load_package
 
     return load_package(path)
 

@@ -8,19 +8,18 @@ import io
 import json
 import random
 from collections.abc import Iterator
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from saloon.referee.cli import main
+from saloon.arena.cli import main, season_leaderboard
 from saloon.referee.match import play_match
 from saloon.referee.seats import InProcessSeat
 from saloon.sdk.bot import Bot, Decision
 from saloon.sdk.house import make_house_bot
-from saloon.worker.store import Store
-from saloon.worker.store_rows import ScheduledMatch
+from saloon.worker.store.rows import ScheduledMatch
+from saloon.worker.store.store import Store
 from tests.databases import postgres_schema
 
 GAME = "seas-of-strife-v1"
@@ -185,11 +184,10 @@ def test_season_leaderboard_and_bot_show(
     assert all(r["matches"] == 9 for r in board["rows"])
     assert board["rated_comparisons"] == 3
 
-    # what a season runner (saloon demo) prints through the saloon.season_reports hook
-    (entry,) = [e for e in entry_points(group="saloon.season_reports") if e.name == "leaderboard"]
+    # what a season runner (saloon demo) prints through the report the saloon command hands it
     out = io.StringIO()
     with Store.open(store_url) as store:
-        entry.load()(store, "s1", out)
+        season_leaderboard(store, "s1", out)
     report = out.getvalue()
     assert "season s1" in report and "unrated" in report
     assert report.index("carol") > max(report.index(b) for b in ("alice", "dave", "house:random"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from saloon.worker import cli_season
-from saloon.worker.schedule import SeasonSpec
+from saloon.worker.seasons import cli as cli_season
+from saloon.worker.seasons.schedule import SeasonSpec
 
 
 def test_the_demo_ends_with_each_seasons_leaderboard(

@@ -1,6 +1,6 @@
 """A season whose bot path runs in the Docker sandbox: every match recorded, no container left.
 
-The seasons and the sandbox meet in ``saloon.worker.play.seat_for``; this plays a short
+The seasons and the sandbox meet in ``saloon.worker.seasons.play.seat_for``; this plays a short
 season through the command line, as an organiser would, with a real engine.
 """
 
@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from saloon.worker.store import Store
+from saloon.worker.store.store import Store
 
 HONEST = str(Path(__file__).parent / "hostile" / "honest")
 
@@ -21,7 +21,7 @@ def test_a_season_with_docker_seats_records_every_match(
     import docker
 
     db = str(tmp_path / "s.db")
-    argv = [sys.executable, "-m", "saloon.referee.cli", "season", "run", "dk1"]
+    argv = [sys.executable, "-m", "saloon.arena.cli", "season", "run", "dk1"]
     argv += ["--game", "western-showdown-v1", "--bot", HONEST, "--bot", "house:random"]
     argv += ["--rounds", "1", "--store", db, "--local", "--sandbox", "docker"]
     argv += ["--decision-ms", "2000", "--bank-ms", "5000", "--start-ms", "60000"]

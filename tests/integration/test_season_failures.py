@@ -1,7 +1,7 @@
 """Seasons under failure: real Redis, workers as real processes, real PostgreSQL.
 
 Every test works in its own PostgreSQL schema, its own RQ queue and its own season ids;
-workers are started here as ``python -m saloon.worker.worker_main`` and stopped by pid.
+workers are started here as ``python -m saloon.worker.queue.worker`` and stopped by pid.
 Every wait is bounded.
 """
 
@@ -24,11 +24,11 @@ from rq.job import Job
 
 from saloon.referee.limits import MatchLimits
 from saloon.referee.record import without_timing
-from saloon.worker.queue import SeasonQueue, alive_key, connect
-from saloon.worker.schedule import SeasonSpec
-from saloon.worker.seasons import create, progress, run_here, start
-from saloon.worker.spec import SandboxKind
-from saloon.worker.store import Store
+from saloon.worker.queue.season_queue import SeasonQueue, alive_key, connect
+from saloon.worker.seasons.run import create, progress, run_here, start
+from saloon.worker.seasons.schedule import SeasonSpec
+from saloon.worker.seasons.spec import SandboxKind
+from saloon.worker.store.store import Store
 from tests import services
 
 from .season_fixtures import Workers, pg_url, queue_name, workers
@@ -369,8 +369,8 @@ def test_postgres_connections_lost_mid_season(
 def test_a_job_popped_but_never_started_is_enqueued_again(redis_url: str, queue_name: str) -> None:
     """Redis went away between a worker's pop and its start: RQ parks the job in its
     intermediate queue; the keepers put it back (the Redis-restart test's rare race)."""
-    from saloon.worker.queue import rescue_popped
-    from saloon.worker.schedule import expand
+    from saloon.worker.queue.season_queue import rescue_popped
+    from saloon.worker.seasons.schedule import expand
 
     queue = SeasonQueue(connect(redis_url), queue_name)
     spec = expand(season(f"i{uuid.uuid4().hex[:6]}", ("house:a", "house:b", "house:c")))[0]
@@ -392,8 +392,8 @@ def test_a_job_whose_execution_was_recorded_but_never_started_is_enqueued_again(
     intermediate queue, still QUEUED (seen once in CI's Redis-restart test)."""
     from rq.executions import Execution
 
-    from saloon.worker.queue import rescue_popped
-    from saloon.worker.schedule import expand
+    from saloon.worker.queue.season_queue import rescue_popped
+    from saloon.worker.seasons.schedule import expand
 
     queue = SeasonQueue(connect(redis_url), queue_name)
     spec = expand(season(f"x{uuid.uuid4().hex[:6]}", ("house:a", "house:b", "house:c")))[0]
@@ -415,7 +415,7 @@ def test_a_job_whose_execution_was_recorded_but_never_started_is_enqueued_again(
 def test_claim_match_marks_an_attempt_and_leaves_done_matches_alone(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    from saloon.worker.store_rows import MatchStatus
+    from saloon.worker.store.rows import MatchStatus
 
     url = str(tmp_path / "c.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
     with Store.open(url) as store:

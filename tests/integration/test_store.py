@@ -34,16 +34,16 @@ from saloon.worker.errors import (
     UnknownMatch,
     UnknownSeason,
 )
-from saloon.worker.store import (
+from saloon.worker.store.config import StoreConfig
+from saloon.worker.store.engine import current_revision, head_revision
+from saloon.worker.store.schema import SCHEMA_REVISION, metadata, result_seats
+from saloon.worker.store.store import (
     MatchStatus,
     Outcome,
     ScheduledMatch,
     SeasonStatus,
     Store,
 )
-from saloon.worker.store_config import StoreConfig
-from saloon.worker.store_engine import current_revision, head_revision
-from saloon.worker.store_schema import SCHEMA_REVISION, metadata, result_seats
 from tests.databases import postgres_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -343,7 +343,7 @@ def test_unknown_matches_read_as_nothing(store: Store) -> None:
 RACER = textwrap.dedent(
     """
     import json, os, sys, time
-    from saloon.worker.store import ScheduledMatch, Store
+    from saloon.worker.store.store import ScheduledMatch, Store
     url, go, ids = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     records = json.loads(sys.stdin.read())
     print("ready", flush=True)
@@ -541,7 +541,7 @@ def test_the_migrations_go_down_to_nothing_and_up_again(fresh_url: str) -> None:
     from alembic import command
     from alembic.config import Config
 
-    from saloon.worker.store_engine import migrations_dir
+    from saloon.worker.store.engine import migrations_dir
 
     Store.open(fresh_url).close()
     engine = sa.create_engine(fresh_url)

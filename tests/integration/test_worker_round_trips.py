@@ -20,8 +20,8 @@ from rq import Queue
 from rq.job import Job, JobStatus
 from rq.suspension import resume, suspend
 
-from saloon.worker.queue import SeasonQueue
-from saloon.worker.worker_main import MatchWorker
+from saloon.worker.queue.season_queue import SeasonQueue
+from saloon.worker.queue.worker import MatchWorker
 
 #: The ids of the jobs this module's job function ran, in order (the worker is in-process).
 ran: list[str] = []

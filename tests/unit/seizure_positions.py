@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from saloon.referee.games.seizure.cards import number_card, pair_index
-from saloon.referee.games.seizure.engine import SeizureState
+from saloon.games.seizure.cards import number_card, pair_index
+from saloon.games.seizure.engine import SeizureState
 
 
 def card(colours: str, number: int, copy: int = 0) -> int:

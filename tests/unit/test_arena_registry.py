@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from saloon.arena.registry import Registry, Role
+from saloon.arena.submit import read_upload, sniff_suffix
 from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import RecordError
 from saloon.referee.match import play_match
 from saloon.referee.replay import seat_view
 from saloon.worker.errors import BadToken, BotRefError, PackageFormatError, UserExists
-from saloon.worker.packages import load_package
-from saloon.worker.registry import Registry, Role, pack, parse_ref, unpack
-from saloon.worker.store import Store
-from saloon.worker.submit import read_upload, sniff_suffix
+from saloon.worker.sandbox.packages import load_package
+from saloon.worker.sandbox.stored import pack, parse_ref, unpack
+from saloon.worker.store.store import Store
 
 
 @pytest.fixture
@@ -124,7 +125,7 @@ def test_a_seat_view_holds_what_that_seat_saw_and_nothing_else() -> None:
 
 
 def test_a_board_is_made_again_only_when_the_results_change(registry: Registry) -> None:
-    from saloon.referee.arena.boards import BoardCache
+    from saloon.arena.boards import BoardCache
 
     cache = BoardCache(registry)
     made: list[int] = []

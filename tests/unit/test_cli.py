@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.games import competition_ranks
+from saloon.games import competition_ranks
 
-SALOON = [sys.executable, "-m", "saloon.referee.cli"]
+SALOON = [sys.executable, "-m", "saloon.arena.cli"]
 SOS = "seas-of-strife-v1"
 SEATS = ["--seat", "house:greedy", "--seat", "house:random", "--seat", "house:random"]
 
@@ -21,7 +21,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_games_lists_every_game() -> None:
-    from saloon.referee.games import game_ids
+    from saloon.games import game_ids
 
     out = run("games", "--json")
     assert out.returncode == 0, out.stderr
@@ -262,7 +262,7 @@ def test_debug_plays_a_path_bot_in_process_and_lets_its_exception_through() -> N
 
 def test_a_match_of_house_bots_does_not_import_grpc() -> None:
     code = (
-        "import sys, io; from saloon.referee.cli import main; "
+        "import sys, io; from saloon.arena.cli import main; "
         "sys.stdout = io.StringIO(); rc = main(['play', 'seizure-v1', '--seat', "
         "'house:greedy', '--seat', 'house:random']); sys.stdout = sys.__stdout__; "
         "print(rc, 'grpc' in sys.modules)"

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from saloon.referee.cli import UsageError, build_parser
+from saloon.arena.cli import build_parser
+from saloon.referee.cli import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
+from saloon.games import get_game
 from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import RecordError
-from saloon.referee.games import get_game
 from saloon.referee.limits import (
     WALL_CAP_CEILING_MS,
     WALL_CAP_DECISIONS,

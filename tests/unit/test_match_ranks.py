@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from saloon.referee.games import get_game
-from saloon.referee.games.seizure.cards import LEFT_FIRST as LEFT
-from saloon.referee.games.seizure.cards import PLUS_FIRST as PLUS
-from saloon.referee.games.seizure.engine import SeizureState
+from saloon.games import get_game
+from saloon.games.seizure.cards import LEFT_FIRST as LEFT
+from saloon.games.seizure.cards import PLUS_FIRST as PLUS
+from saloon.games.seizure.engine import SeizureState
 from saloon.referee.match import Match, final_ranks
 from saloon.referee.seats import InProcessSeat
 from saloon.sdk.house.random_bot import RandomBot

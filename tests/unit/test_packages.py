@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from saloon.sdk.loader import bot_version
-from saloon.worker import packages
 from saloon.worker.errors import (
     ForbiddenEntry,
     MissingEntryPoint,
@@ -24,7 +23,8 @@ from saloon.worker.errors import (
     UnsafePath,
     WorkerError,
 )
-from saloon.worker.packages import load_package
+from saloon.worker.sandbox import packages
+from saloon.worker.sandbox.packages import load_package
 
 BOT = b"def act(decision):\n    return decision.legal[0]\n"
 

@@ -10,10 +10,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MAPPING = {
+    "games": "saloon.games",
     "referee": "saloon.referee",
     "sdk": "saloon.sdk",
     "worker": "saloon.worker",
     "ratings": "saloon.ratings",
+    "arena": "saloon.arena",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from saloon.referee.games import game_ids
+from saloon.games import game_ids
 from saloon.sdk.reference import main, pages, undocumented
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from saloon.referee.errors import GameOptionError, SeatCountError, UnknownGameError
-from saloon.referee.games import OptionSpec, competition_ranks, game_ids, get_game
+from saloon.games import OptionSpec, competition_ranks, game_ids, get_game
+from saloon.games.errors import GameOptionError, SeatCountError, UnknownGameError
 
 
 def test_builtin_games_are_registered() -> None:
@@ -78,7 +78,7 @@ def test_competition_ranks(values: list[float], lower: bool, ranks: list[int]) -
 
 
 def test_sdk_views_and_house_bots_are_registered_by_full_id() -> None:
-    from saloon.referee.games import house_bots_table, sdk_views_table
+    from saloon.games import house_bots_table, sdk_views_table
     from saloon.sdk.games import adapter_for
     from saloon.sdk.house import house_bot_names
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.bots import resolve_seat, seat_kinds
+from saloon.arena.cli import SEAT_KINDS
+from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import BotSpecError
 from saloon.referee.limits import SandboxInfo, SandboxLimits
 from saloon.referee.match import play_match
@@ -15,7 +16,7 @@ from saloon.referee.record import MatchRecord, SeatInfo
 from saloon.referee.seats import InProcessSeat
 from saloon.sdk.house import make_house_bot
 from saloon.worker.errors import UnknownSandbox, WorkerError
-from saloon.worker.sandbox import ProcessSandbox, open_sandbox
+from saloon.worker.sandbox.base import ProcessSandbox, open_sandbox
 
 HONEST = Path(__file__).parents[1] / "integration" / "hostile" / "honest"
 
@@ -49,7 +50,7 @@ def test_sandbox_of_a_seat_round_trips_and_old_records_load() -> None:
 
 
 def test_docker_is_a_registered_seat_kind() -> None:
-    assert "docker" in seat_kinds()
+    assert "docker" in SEAT_KINDS
 
 
 def test_unknown_sandbox_and_unknown_kind_are_clear_errors() -> None:

@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from saloon.referee.games import CHANCE, TERMINAL, game_ids, get_game
+from saloon.games import CHANCE, TERMINAL, game_ids, get_game
 from saloon.sdk.games import decision_from_wire, make_decision
 
 

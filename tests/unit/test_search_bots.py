@@ -13,7 +13,7 @@ deterministic. Small budgets and one seat count per game keep the test command q
 
 from __future__ import annotations
 
-from saloon.referee.games import get_game
+from saloon.games import get_game
 from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
 from saloon.referee.seats import InProcessSeat, Seat

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from saloon.referee.games import CHANCE, TERMINAL, get_game
+from saloon.games import CHANCE, TERMINAL, get_game
 from saloon.sdk.house import make_house_bot, playouts
 from saloon.sdk.house.playouts import (
     greedy_seizure_playout,

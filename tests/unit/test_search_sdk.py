@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from saloon.referee.games import CHANCE, State, get_game
+from saloon.games import CHANCE, State, get_game
 from saloon.sdk.bot import Decision
 from saloon.sdk.errors import SearchError
 from saloon.sdk.games import make_decision
@@ -142,7 +142,7 @@ def test_every_game_searches(game: str, players: int) -> None:
 
 
 def test_every_game_registers_search_and_its_grades() -> None:
-    from saloon.referee.games import game_ids
+    from saloon.games import game_ids
     from saloon.sdk.house import house_bot_class, house_bot_names
     from saloon.sdk.house.search import GRADES
 

@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from saloon.referee.errors import IllegalActionError
-from saloon.referee.games import CHANCE, TERMINAL, get_game
-from saloon.referee.games.seas_of_strife.engine import (
+from saloon.games import CHANCE, TERMINAL, get_game
+from saloon.games.errors import IllegalActionError
+from saloon.games.seas_of_strife.engine import (
     CHOOSE_LEADER,
     FULL_DECK,
     PLAY_CARD,

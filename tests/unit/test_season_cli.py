@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.cli import main
-from saloon.referee.games import game_ids
-from saloon.worker.cli_season import demo_seasons
-from saloon.worker.schedule import expand
-from saloon.worker.seasons import season_results
-from saloon.worker.store import Store
+from saloon.arena.cli import main
+from saloon.games import game_ids
+from saloon.worker.seasons.cli import demo_seasons
+from saloon.worker.seasons.run import season_results
+from saloon.worker.seasons.schedule import expand
+from saloon.worker.store.store import Store
 
 WSD = ["--game", "western-showdown-v1", "--bot", "house:greedy", "--bot", "house:random"]
 
@@ -134,7 +134,7 @@ def test_the_season_commands_keep_saloon_play_light() -> None:
     import sys
 
     code = (
-        "import sys; from saloon.referee.cli import build_parser; build_parser(); "
+        "import sys; from saloon.arena.cli import build_parser; build_parser(); "
         "print(sorted(m for m in ('rq', 'redis', 'sqlalchemy', 'rich') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

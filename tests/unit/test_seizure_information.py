@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import random
 
-from saloon.referee.games import get_game
-from saloon.referee.games.seizure.cards import (
+from saloon.games import get_game
+from saloon.games.seizure.cards import (
     LEFT_FIRST,
     PLUS_FIRST,
     TRADE_FIRST,
     card_json,
 )
-from saloon.referee.games.seizure.engine import DRAW_ACTION, SeizureState
+from saloon.games.seizure.engine import DRAW_ACTION, SeizureState
 from saloon.sdk.games import seizure as sdk
 from tests.unit.seizure_positions import card
 

@@ -13,9 +13,9 @@ import itertools
 import random
 from collections.abc import Sequence
 
-from saloon.referee.games import CHANCE, TERMINAL, get_game
-from saloon.referee.games.seizure.cards import LEFT_FIRST, MINUS_FIRST, PLUS_FIRST
-from saloon.referee.games.seizure.engine import (
+from saloon.games import CHANCE, TERMINAL, get_game
+from saloon.games.seizure.cards import LEFT_FIRST, MINUS_FIRST, PLUS_FIRST
+from saloon.games.seizure.engine import (
     DRAW_ACTION,
     NO_PLAY,
     PAIR,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from saloon.referee.games import CHANCE, TERMINAL, get_game
-from saloon.referee.games.seizure.cards import (
+from saloon.games import CHANCE, TERMINAL, get_game
+from saloon.games.seizure.cards import (
     ACTIVE,
     LEFT_FIRST,
     MINUS_FIRST,
@@ -15,7 +15,7 @@ from saloon.referee.games.seizure.cards import (
     TRADE_FIRST,
     card_json,
 )
-from saloon.referee.games.seizure.engine import (
+from saloon.games.seizure.engine import (
     DEAL_SIZE,
     DRAW,
     DRAW_ACTION,

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from saloon.referee.errors import GameOptionError, IllegalActionError
-from saloon.referee.games import CHANCE, TERMINAL, get_game
-from saloon.referee.games.seizure.cards import (
+from saloon.games import CHANCE, TERMINAL, get_game
+from saloon.games.errors import GameOptionError, IllegalActionError
+from saloon.games.seizure.cards import (
     COLOURS,
     KIND,
     LEFT_FIRST,
@@ -21,7 +21,7 @@ from saloon.referee.games.seizure.cards import (
     RIGHT_FIRST,
     TRADE_FIRST,
 )
-from saloon.referee.games.seizure.engine import (
+from saloon.games.seizure.engine import (
     DEAL_SIZE,
     DRAW,
     DRAW_ACTION,

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from saloon.worker.errors import StoreError
-from saloon.worker.store import Store
-from saloon.worker.store_config import (
+from saloon.worker.store.config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_STORE_PATH,
     STORE_ENV,
     StoreConfig,
     resolve_url,
 )
-from saloon.worker.store_engine import migrations_dir
+from saloon.worker.store.engine import migrations_dir
+from saloon.worker.store.store import Store
 
 
 def test_no_url_and_no_environment_means_saloon_db_in_the_current_folder(

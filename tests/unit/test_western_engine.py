@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from saloon.referee.errors import GameOptionError, IllegalActionError
-from saloon.referee.games import CHANCE, TERMINAL, get_game
-from saloon.referee.games.western_showdown.cards import (
+from saloon.games import CHANCE, TERMINAL, get_game
+from saloon.games.errors import GameOptionError, IllegalActionError
+from saloon.games.western_showdown.cards import (
     CABARET,
     DOCTOR,
     HIDEOUT,
@@ -21,7 +21,7 @@ from saloon.referee.games.western_showdown.cards import (
     condition_met,
     stack_winner,
 )
-from saloon.referee.games.western_showdown.engine import (
+from saloon.games.western_showdown.engine import (
     DONE,
     NO,
     PASS,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from saloon.referee.games.western_showdown import engine as ws
-from saloon.referee.games.western_showdown.cards import DOCTOR, MINE, RANCH, SALOON
+from saloon.games.western_showdown import engine as ws
+from saloon.games.western_showdown.cards import DOCTOR, MINE, RANCH, SALOON
 from saloon.referee.match import play_local
 from saloon.sdk.games import make_decision
 from saloon.sdk.games import western_showdown as sdk

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from saloon.referee.games import CHANCE, TERMINAL, get_game
-from saloon.referee.games.western_showdown import engine as ws
-from saloon.referee.games.western_showdown.cards import (
+from saloon.games import CHANCE, TERMINAL, get_game
+from saloon.games.western_showdown import engine as ws
+from saloon.games.western_showdown.cards import (
     DOCTOR,
     MINE,
     RANCH,
@@ -19,7 +19,7 @@ from saloon.referee.games.western_showdown.cards import (
     VALUE,
     condition_met,
 )
-from saloon.referee.games.western_showdown.engine import (
+from saloon.games.western_showdown.engine import (
     DONE,
     NO,
     PASS,

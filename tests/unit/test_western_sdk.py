@@ -7,8 +7,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saloon.referee.games import get_game
-from saloon.referee.games.western_showdown import cards as engine_cards
+from saloon.games import get_game
+from saloon.games.western_showdown import cards as engine_cards
 from saloon.sdk.games import make_decision
 from saloon.sdk.games import western_showdown as sdk
 

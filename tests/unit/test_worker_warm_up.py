@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from saloon.worker import jobs
-from saloon.worker.jobs import WARM_UP_MATCH_ID, close_stores, store_for, warm_up
-from saloon.worker.store_config import resolve_url
+from saloon.worker.queue import jobs
+from saloon.worker.queue.jobs import WARM_UP_MATCH_ID, close_stores, store_for, warm_up
+from saloon.worker.store.config import resolve_url
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +33,7 @@ def test_the_store_given_is_opened_once_and_the_jobs_use_it(tmp_path: Path) -> N
 
 def test_an_unreachable_store_is_only_logged(caplog: pytest.LogCaptureFixture) -> None:
     url = "postgresql+psycopg://nobody@127.0.0.1:1/none"
-    with caplog.at_level(logging.WARNING, logger="saloon.worker.jobs"):
+    with caplog.at_level(logging.WARNING, logger="saloon.worker.queue.jobs"):
         warm_up(url)
     assert "warm-up: store" in caplog.text and "unavailable" in caplog.text
     assert jobs._stores == {}  # the first job opens it (or fails and retries)

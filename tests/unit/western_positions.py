@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from saloon.referee.games import get_game
-from saloon.referee.games.western_showdown import engine as ws
-from saloon.referee.games.western_showdown.cards import MINE, RANCH, SALOON
-from saloon.referee.games.western_showdown.engine import WesternShowdownState
+from saloon.games import get_game
+from saloon.games.western_showdown import engine as ws
+from saloon.games.western_showdown.cards import MINE, RANCH, SALOON
+from saloon.games.western_showdown.engine import WesternShowdownState
 
 GAME = get_game("western-showdown-v1")
 

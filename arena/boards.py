@@ -1,0 +1,57 @@
+"""Leaderboards as the arena serves them: folded once per change of the results.
+
+A board is a fold over every result of its ladder (~20 ms for a few dozen matches here, and
+growing with them), and readers ask far more often than results arrive. So each rendered
+board (the API's message, the HTML page) is kept with the results' stamp it was made from
+(their count and newest finish time, one cheap query) and made again only when the stamp
+has moved. One reader makes a missing board while the others of the same key wait for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from saloon.arena.registry import Registry
+
+T = TypeVar("T")
+
+#: Rendered boards kept (least recently used dropped first).
+MAX_BOARDS = 256
+
+
+class BoardCache:
+    """Rendered boards of one store, each valid while the results do not change."""
+
+    def __init__(self, registry: Registry, size: int = MAX_BOARDS) -> None:
+        self.registry = registry
+        self.size = size
+        self._lock = threading.Lock()
+        self._boards: OrderedDict[Hashable, tuple[Any, Any]] = OrderedDict()
+        self._making: dict[Hashable, threading.Lock] = {}
+        self.made = 0
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The board of ``key``: the kept one if the results are unchanged, else ``make()``."""
+        stamp = self.registry.results_stamp()
+        with self._lock:
+            kept = self._boards.get(key)
+            if kept is not None and kept[0] == stamp:
+                self._boards.move_to_end(key)
+                return kept[1]  # type: ignore[no-any-return]
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            with self._lock:  # another reader may have made it meanwhile
+                kept = self._boards.get(key)
+                if kept is not None and kept[0] == stamp:
+                    return kept[1]  # type: ignore[no-any-return]
+            value = make()
+            with self._lock:
+                self._boards[key] = (stamp, value)
+                self._boards.move_to_end(key)
+                while len(self._boards) > self.size:
+                    self._boards.popitem(last=False)
+                self.made += 1
+        return value

@@ -1,0 +1,377 @@
+"""The arena's commands: ``saloon serve``, ``saloon user``, ``saloon submit``, ``saloon bots``,
+``saloon ladder``.
+
+``submit``, ``bots`` and ``ladder`` talk to a server when one is configured (``--server``,
+``$SALOON_SERVER`` or the client config file, see saloon.sdk.client) and work on the local
+store otherwise (``--store``, default ``./saloon.db``), through the same functions the
+server calls. ``serve`` and ``user`` always work on a store: they are the operator's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import logging
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
+from saloon.referee.cli import parse_option
+from saloon.sdk.client import ArenaClient, ArenaClientError, load_config
+from saloon.worker.errors import WorkerError
+from saloon.worker.seasons.cli import add_store_argument
+
+#: Owner of bots submitted to a local store (no server): the OS user.
+LOCAL_OWNER_ENV = "USER"
+
+
+def register(subparsers: Any) -> tuple[type[Exception], ...]:
+    """Add the arena's commands to ``saloon``."""
+    serve = subparsers.add_parser("serve", help="run the arena API (gRPC) and the web boards")
+    add_store_argument(serve)
+    serve.add_argument("--redis", default=None, help="Redis URL of the season queue")
+    serve.add_argument("--queue", default="saloon", help="RQ queue name (default saloon)")
+    serve.add_argument(
+        "--listen", default=DEFAULT_LISTEN, help=f"gRPC host:port ({DEFAULT_LISTEN})"
+    )
+    serve.add_argument(
+        "--http", default=DEFAULT_HTTP, help=f"leaderboards host:port ({DEFAULT_HTTP}; '' = none)"
+    )
+    serve.add_argument(
+        "--sandbox",
+        choices=["docker", "process"],
+        default="docker",
+        help="where qualification matches run (process: NOT a security boundary)",
+    )
+    serve.add_argument(
+        "--season-sandbox",
+        choices=["docker", "process"],
+        default="docker",
+        help="where the workers run ladder season matches",
+    )
+    serve.add_argument("--submit-burst", type=int, default=5, help="submissions at once per user")
+    serve.add_argument(
+        "--submit-every", type=float, default=12.0, help="then one per N s per user (12)"
+    )
+    serve.add_argument("--tls-cert", default="", help="PEM certificate (TLS on the gRPC port)")
+    serve.add_argument("--tls-key", default="", help="PEM private key")
+    serve.set_defaults(handler=cmd_serve)
+
+    user = subparsers.add_parser("user", help="manage arena users and their API tokens")
+    sub = user.add_subparsers(dest="user_command", required=True)
+    add = sub.add_parser("add", help="add a user; prints their token (shown once)")
+    add.add_argument("name")
+    add.add_argument("--organiser", action="store_true", help="may create and run seasons")
+    add_store_argument(add)
+    add.set_defaults(handler=cmd_user_add)
+    rotate = sub.add_parser("rotate", help="a new token for a user (the old one stops working)")
+    rotate.add_argument("name")
+    add_store_argument(rotate)
+    rotate.set_defaults(handler=cmd_user_rotate)
+    listing = sub.add_parser("list", help="users and their roles")
+    add_store_argument(listing)
+    listing.set_defaults(handler=cmd_user_list)
+
+    submit = subparsers.add_parser(
+        "submit", help="submit a bot version: validate, build, qualify, store"
+    )
+    submit.add_argument("path", help="a bot file, folder, .tar.gz, .tar or .zip")
+    submit.add_argument("--game", required=True, help="the game it plays (see `saloon games`)")
+    submit.add_argument("--name", required=True, help="the bot's name (a-z 0-9 _ -)")
+    _add_target(submit)
+    submit.add_argument(
+        "--sandbox",
+        choices=["process", "docker"],
+        default="process",
+        help="local store only: where the qualification match runs",
+    )
+    submit.set_defaults(handler=cmd_submit)
+
+    bots = subparsers.add_parser("bots", help="bots and their accepted versions")
+    bots.add_argument("--game", default="")
+    bots.add_argument("--owner", default="")
+    _add_target(bots)
+    bots.set_defaults(handler=cmd_bots)
+
+    lad = subparsers.add_parser("ladder", help="seasons of a game's ladder on an arena server")
+    lsub = lad.add_subparsers(dest="ladder_command", required=True)
+    season = lsub.add_parser("season", help="create (and start) a season of a ladder")
+    season.add_argument("--game", required=True)
+    season.add_argument("--option", action="append", default=[], type=parse_option)
+    season.add_argument("--players", type=int, default=0, help="seats per match")
+    season.add_argument("--rounds", type=int, default=1)
+    season.add_argument("--seed", type=int, default=0)
+    season.add_argument("--season-id", default="")
+    season.add_argument("--house", action="append", default=[], help="a house bot baseline")
+    season.add_argument("--start", action="store_true", help="enqueue its matches now")
+    season.add_argument("--every", type=int, default=0, help="repeat: a new season every N s")
+    season.add_argument("--follow", action="store_true", help="print progress until done")
+    _add_server(season)
+    season.set_defaults(handler=cmd_ladder_season)
+    for name, helptext in (
+        ("start", "enqueue a season's unplayed matches"),
+        ("status", "a season's progress"),
+        ("cancel", "drop a season's unplayed matches"),
+    ):
+        cmd = lsub.add_parser(name, help=helptext)
+        cmd.add_argument("season_id")
+        if name == "status":
+            cmd.add_argument("--follow", action="store_true")
+        _add_server(cmd)
+        cmd.set_defaults(handler=cmd_ladder_season_op, op=name)
+    stop = lsub.add_parser("stop", help="stop a ladder's repeating seasons")
+    stop.add_argument("schedule_id")
+    _add_server(stop)
+    stop.set_defaults(handler=cmd_ladder_stop)
+    listing = lsub.add_parser("matches", help="a season's matches: seats, status, ranks")
+    listing.add_argument("season_id")
+    _add_server(listing)
+    listing.set_defaults(handler=cmd_ladder_matches)
+    match = lsub.add_parser("match", help="a match record: as a seat, or in full (organiser)")
+    match.add_argument("match_id")
+    match.add_argument("--seat", type=int, default=-1)
+    _add_server(match)
+    match.set_defaults(handler=cmd_ladder_match)
+    return (WorkerError, ArenaClientError)
+
+
+def _add_server(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default=None, help="arena host:port ($SALOON_SERVER)")
+    parser.add_argument("--token", default=None, help="API token ($SALOON_TOKEN)")
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    _add_server(parser)
+    add_store_argument(parser)
+
+
+@contextmanager
+def _client(args: argparse.Namespace) -> Iterator[ArenaClient | None]:
+    if load_config(args.server, args.token) is None:
+        yield None
+        return
+    with ArenaClient(args.server, args.token) as client:
+        yield client
+
+
+@contextmanager
+def _registry(args: argparse.Namespace) -> Iterator[Any]:
+    from saloon.arena.registry import Registry
+    from saloon.worker.store.config import resolve_url
+    from saloon.worker.store.store import Store
+
+    with Store.open(resolve_url(args.store)) as store:
+        yield Registry(store)
+
+
+# -- serve and users -------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the arena service until SIGINT/SIGTERM."""
+    from saloon.arena.server import ArenaServer, ServeOptions
+    from saloon.worker.store.config import resolve_url
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    server = ArenaServer(
+        ServeOptions(
+            store_url=resolve_url(args.store),
+            redis_url=args.redis,
+            queue_name=args.queue,
+            listen=args.listen,
+            http=args.http,
+            sandbox=args.sandbox,
+            season_sandbox=args.season_sandbox,
+            submit_burst=args.submit_burst,
+            submit_every_s=args.submit_every,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+        )
+    )
+    server.start()
+    boards = ""
+    if server.boards is not None:
+        host = server.options.http.rpartition(":")[0]
+        boards = f", boards on http://{host}:{server.boards.port}/"
+    out.write(f"saloon serve: arena API on {server.address}{boards}\n")
+    out.flush()
+
+    def stop(_signum: int, _frame: Any) -> None:
+        server.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    server.wait()
+    return 0
+
+
+def cmd_user_add(args: argparse.Namespace, out: TextIO) -> int:
+    """Add a user and print their token."""
+    from saloon.arena.registry import Role
+
+    role = Role.ORGANISER if args.organiser else Role.USER
+    with _registry(args) as registry:
+        token = registry.add_user(args.name, role)
+    out.write(f"user {args.name} ({role.value}) added; their API token (shown once):\n{token}\n")
+    return 0
+
+
+def cmd_user_rotate(args: argparse.Namespace, out: TextIO) -> int:
+    """Give a user a new token."""
+    with _registry(args) as registry:
+        token = registry.rotate_token(args.name)
+    out.write(f"user {args.name}: new API token (the old one no longer works):\n{token}\n")
+    return 0
+
+
+def cmd_user_list(args: argparse.Namespace, out: TextIO) -> int:
+    """List users."""
+    with _registry(args) as registry:
+        for user in registry.users():
+            out.write(f"{user.name}\t{user.role.value}\n")
+    return 0
+
+
+# -- bots ------------------------------------------------------------------------------
+
+
+def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
+    """Submit a bot version to the server, or to the local store."""
+    with _client(args) as client:
+        if client is not None:
+            reply = client.submit(args.path, game=args.game, name=args.name)
+            q = reply.qualification if reply.HasField("qualification") else None
+            return _print_submission(out, reply.accepted, reply.message, q)
+    from saloon.arena.submit import submit
+    from saloon.sdk.client import package_bytes
+    from saloon.worker.sandbox.base import open_sandbox
+
+    data, filename = package_bytes(args.path)
+    owner = getpass.getuser() or "local"
+    with _registry(args) as registry, open_sandbox(args.sandbox) as sandbox:
+        done = submit(registry, owner, args.name, args.game, data, filename, sandbox)
+    return _print_submission(out, done.accepted, done.message, done.qualification)
+
+
+def _print_submission(out: TextIO, accepted: bool, message: str, q: Any) -> int:
+    out.write(message + "\n")
+    if q is not None:
+        out.write(
+            f"qualification {q.match_id}: {'passed' if q.passed else 'FAILED'}, rank {q.rank} "
+            f"against {', '.join(q.opponents)} ({q.seconds:.1f} s)\n"
+        )
+        for fault in q.faults:
+            out.write(f"  fault: {fault}\n")
+        if not accepted and q.stderr:
+            out.write("the bot's stderr:\n")
+            out.write("".join(f"  | {line}\n" for line in q.stderr.splitlines()))
+    return 0 if accepted else 1
+
+
+def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
+    """List bots and versions (server or local store)."""
+    rows: list[tuple[str, str, str, list[str]]] = []
+    with _client(args) as client:
+        if client is not None:
+            for bot in client.bots(args.game, args.owner):
+                rows.append((bot.name, bot.owner, bot.game, [v.version for v in bot.versions]))
+        else:
+            with _registry(args) as registry:
+                for s in registry.latest(game=args.game, owner=args.owner):
+                    versions = [v.version for v in s.history]
+                    rows.append((s.bot, s.owner, s.game, versions))
+    if not rows:
+        out.write("no bots\n")
+    for name, owner, game, versions in rows:
+        out.write(f"{name}  ({owner}, {game})  {len(versions)} version(s), latest {versions[-1]}\n")
+    return 0
+
+
+# -- ladder seasons (server) ------------------------------------------------------------
+
+
+@contextmanager
+def _server(args: argparse.Namespace, otherwise: str) -> Iterator[ArenaClient]:
+    """The configured server's client; ArenaClientError saying ``otherwise`` without one."""
+    with _client(args) as client:
+        if client is None:
+            raise ArenaClientError("NO_SERVER", f"no arena server configured ({otherwise})")
+        yield client
+
+
+def cmd_ladder_season(args: argparse.Namespace, out: TextIO) -> int:
+    """Create (and start, or repeat) a season of a ladder on the server."""
+    with _server(args, "ladder seasons run on a server: --server HOST:PORT") as client:
+        info = client.create_season(
+            args.game,
+            options=dict(args.option),
+            players=args.players,
+            rounds=args.rounds,
+            seed=args.seed,
+            season_id=args.season_id,
+            house=args.house,
+            start=args.start,
+            repeat_every_s=args.every,
+        )
+        _print_season(info, out)
+        if args.follow:
+            for progress in client.watch_season(info.season_id):
+                _print_season(progress, out)
+    return 0
+
+
+def cmd_ladder_season_op(args: argparse.Namespace, out: TextIO) -> int:
+    """start / status / cancel a season on the server."""
+    with _server(args, "for a local store use `saloon season`") as client:
+        if args.op == "start":
+            _print_season(client.start_season(args.season_id), out)
+        elif args.op == "cancel":
+            _print_season(client.cancel_season(args.season_id), out)
+        elif args.follow:
+            for info in client.watch_season(args.season_id):
+                _print_season(info, out)
+        else:
+            _print_season(client.season(args.season_id), out)
+    return 0
+
+
+def cmd_ladder_stop(args: argparse.Namespace, out: TextIO) -> int:
+    """Stop a repeating schedule."""
+    with _server(args, "schedules live on a server: --server HOST:PORT") as client:
+        info = client.cancel_schedule(args.schedule_id)
+    out.write(f"schedule {info.schedule_id}: stopped after {len(info.seasons)} season(s)\n")
+    return 0
+
+
+def cmd_ladder_matches(args: argparse.Namespace, out: TextIO) -> int:
+    """List a season's matches."""
+    with _server(args, "for a local store use `saloon season status`") as client:
+        for m in client.matches(args.season_id):
+            ranks = " ranks " + ",".join(str(r + 1) for r in m.ranks) if m.ranks else ""
+            out.write(f"{m.match_id}  {m.status:<9} {' vs '.join(m.seats)}{ranks}\n")
+    return 0
+
+
+def cmd_ladder_match(args: argparse.Namespace, out: TextIO) -> int:
+    """Print a match record (JSON) as a seat or in full, then the seat's stderr."""
+    with _server(args, "for a local record file use `saloon replay`") as client:
+        record, stderr = client.match(args.match_id, args.seat)
+    json.dump(record, out, indent=1)
+    out.write("\n")
+    if stderr:
+        sys.stderr.write(stderr)
+    return 0
+
+
+def _print_season(info: Any, out: TextIO) -> None:
+    repeat = f", repeats as schedule {info.schedule_id}" if info.schedule_id else ""
+    out.write(
+        f"season {info.season_id} ({info.game}, {info.status}): {info.done} done, "
+        f"{info.running} running, {info.failed} failed of {info.total}; "
+        f"{len(info.participants)} entries{repeat}\n"
+    )
+    out.flush()

@@ -1,0 +1,326 @@
+"""The arena's registry in the results store: users and tokens, accepted bot versions,
+season owners and repeating schedules.
+
+* **Users** have a role (``user`` or ``organiser``) and one API token, ``<user>.<secret>``.
+  Only the sha256 of the secret is stored; a token is checked by comparing digests with
+  :func:`hmac.compare_digest` (constant time), after finding the user by name.
+* **Bot versions** are accepted here (:meth:`Registry.accept`); how their packages are
+  stored and unpacked where a worker seats them is :mod:`saloon.worker.sandbox.stored`,
+  which :class:`Registry` extends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+
+from saloon.worker.errors import (
+    BadToken,
+    RegistryError,
+    UnknownBot,
+    UnknownUser,
+    UserExists,
+)
+from saloon.worker.sandbox.packages import BotPackage
+from saloon.worker.sandbox.stored import StoredBots, StoredVersion
+from saloon.worker.store import schema as t
+from saloon.worker.store.store import VersionRow
+
+#: User names: short, lower-case, safe in a token, a URL and a log line.
+USER_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z")
+#: Bot names: the same alphabet, up to 40 characters.
+BOT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
+#: Bytes of randomness in a token's secret (256 bits).
+TOKEN_BYTES = 32
+
+
+class Role(StrEnum):
+    """What a user may do: ``user`` submits bots; ``organiser`` also runs seasons."""
+
+    USER = "user"
+    ORGANISER = "organiser"
+
+
+@dataclass(frozen=True)
+class User:
+    """An authenticated user."""
+
+    name: str
+    role: Role
+
+    @property
+    def organiser(self) -> bool:
+        """True when the user may create, start and cancel seasons."""
+        return self.role is Role.ORGANISER
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """A ladder's repeating seasons."""
+
+    schedule_id: str
+    organiser: str
+    spec: dict[str, Any]
+    every_s: int
+    active: bool
+    made: int
+
+
+def check_bot_name(name: str) -> str:
+    """The name unchanged if a bot may have it; RegistryError otherwise."""
+    if not BOT_NAME_RE.match(name):
+        raise RegistryError(
+            f"bot name {name[:60]!r}: use 1-40 of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def check_user_name(name: str) -> str:
+    """The name unchanged if a user may have it; RegistryError otherwise."""
+    if not USER_NAME_RE.match(name):
+        raise RegistryError(
+            f"user name {name[:60]!r}: use 1-32 of a-z, 0-9, '_' and '-', starting with a letter"
+        )
+    return name
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Registry(StoredBots):
+    """The arena's tables of one :class:`~saloon.worker.store.store.Store`."""
+
+    # -- users ---------------------------------------------------------------------------
+
+    def add_user(self, name: str, role: Role = Role.USER) -> str:
+        """Add user ``name``; their new token (shown once, stored hashed)."""
+        check_user_name(name)
+        secret = secrets.token_urlsafe(TOKEN_BYTES)
+        with self.store._write("add user") as conn:
+            exists = conn.execute(
+                sa.select(t.users.c.name).where(t.users.c.name == name)
+            ).one_or_none()
+            if exists is not None:
+                raise UserExists(f"user {name!r} exists (rotate their token instead)")
+            conn.execute(
+                t.users.insert().values(
+                    name=name, role=role.value, token_hash=_digest(secret), created_at=_now()
+                )
+            )
+        return f"{name}.{secret}"
+
+    def rotate_token(self, name: str) -> str:
+        """A new token for user ``name``; the old one stops working at once."""
+        secret = secrets.token_urlsafe(TOKEN_BYTES)
+        with self.store._write("rotate token") as conn:
+            done = conn.execute(
+                t.users.update().where(t.users.c.name == name).values(token_hash=_digest(secret))
+            )
+            if done.rowcount != 1:
+                raise UnknownUser(f"no user named {name!r}")
+        return f"{name}.{secret}"
+
+    def users(self) -> list[User]:
+        """Every user, by name."""
+        with self.store._read("users") as conn:
+            rows = conn.execute(sa.select(t.users).order_by(t.users.c.name)).all()
+        return [User(r.name, Role(r.role)) for r in rows]
+
+    def authenticate(self, token: str) -> User:
+        """The user whose token ``token`` is; BadToken (one message for every cause)."""
+        name, dot, secret = token.partition(".")
+        refused = BadToken("the API token is not valid")
+        if not dot or not USER_NAME_RE.match(name) or not 8 <= len(secret) <= 200:
+            raise refused
+        with self.store._read("authenticate") as conn:
+            row = conn.execute(sa.select(t.users).where(t.users.c.name == name)).one_or_none()
+        # Compare digests even for an unknown user, so timing does not tell who exists.
+        stored = row.token_hash if row is not None else "0" * 64
+        if not hmac.compare_digest(_digest(secret).encode(), stored.encode()) or row is None:
+            raise refused
+        return User(row.name, Role(row.role))
+
+    # -- packages and versions -----------------------------------------------------------
+
+    def bot_game(self, name: str) -> str | None:
+        """The game bot ``name`` plays (None for an unknown bot or one with no version)."""
+        versions = self.store.versions(name)
+        return str(versions[-1].meta.get("game")) if versions else None
+
+    def accept(
+        self, owner: str, name: str, game: str, package: BotPackage, meta: dict[str, Any]
+    ) -> tuple[VersionRow, bool]:
+        """Store an accepted version of bot ``name`` (registering the bot for ``owner``):
+        (its row, True when it is new). BotNameTaken when another user owns the name."""
+        known = {v.version for v in self.store.versions(name)}
+        self.store.add_bot(name, owner)  # first: BotNameTaken before anything is stored
+        digest = self.put_package(package)
+        row = self.store.add_version(
+            name,
+            package.version,
+            {
+                **meta,
+                "game": game,
+                "package": digest,
+                "entry": package.entry,
+                "is_folder": package.is_folder,
+            },
+        )
+        return row, package.version not in known
+
+    def latest(self, game: str = "", owner: str = "") -> list[StoredVersion]:
+        """The latest accepted version of every bot (of ``game``, of ``owner``), by name."""
+        out = []
+        for bot in self.store.bots():
+            if owner and bot.owner != owner:
+                continue
+            versions = self.store.versions(bot.name)
+            if not versions:
+                continue
+            last = versions[-1]
+            bot_game = str(last.meta.get("game", ""))
+            if game and bot_game != game:
+                continue
+            out.append(StoredVersion(bot.name, bot.owner, bot_game, last, tuple(versions)))
+        return out
+
+    def results_stamp(self) -> tuple[int, str, int, str]:
+        """(results, the newest finish, seasons, the newest season change): changes whenever
+        a result is added or a season is made or changes status. One round trip."""
+        query = sa.select(
+            sa.select(sa.func.count()).select_from(t.results).scalar_subquery(),
+            sa.select(sa.func.max(t.results.c.finished_at)).scalar_subquery(),
+            sa.select(sa.func.count()).select_from(t.seasons).scalar_subquery(),
+            sa.select(sa.func.max(t.seasons.c.updated_at)).scalar_subquery(),
+        )
+        with self.store._read("results stamp") as conn:
+            row = conn.execute(query).one()
+        return int(row[0]), str(row[1]), int(row[2]), str(row[3])
+
+    # -- season owners and schedules -----------------------------------------------------
+
+    def set_season_owner(self, season_id: str, organiser: str, schedule_id: str = "") -> None:
+        """Record who created season ``season_id`` (idempotent)."""
+        with self.store._write("season owner") as conn:
+            conn.execute(
+                self.store._insert_ignore(t.season_owners, ["season_id"]).values(
+                    season_id=season_id, organiser=organiser, schedule_id=schedule_id
+                )
+            )
+
+    def season_owner(self, season_id: str) -> tuple[str, str] | None:
+        """(organiser, schedule id) of season ``season_id``, or None."""
+        with self.store._read("season owner") as conn:
+            row = conn.execute(
+                sa.select(t.season_owners).where(t.season_owners.c.season_id == season_id)
+            ).one_or_none()
+        return None if row is None else (row.organiser, row.schedule_id)
+
+    def add_schedule(
+        self, schedule_id: str, organiser: str, spec: dict[str, Any], every_s: int
+    ) -> ScheduleRow:
+        """Store a repeating schedule (the same id again returns the stored one)."""
+        with self.store._write("add schedule") as conn:
+            conn.execute(
+                self.store._insert_ignore(t.schedules, ["schedule_id"]).values(
+                    schedule_id=schedule_id,
+                    organiser=organiser,
+                    spec=spec,
+                    every_s=every_s,
+                    active=True,
+                    made=0,
+                    created_at=_now(),
+                )
+            )
+        found = self.schedule(schedule_id)
+        assert found is not None
+        return found
+
+    def schedule(self, schedule_id: str) -> ScheduleRow | None:
+        """The schedule ``schedule_id``, or None."""
+        with self.store._read("schedule") as conn:
+            row = conn.execute(
+                sa.select(t.schedules).where(t.schedules.c.schedule_id == schedule_id)
+            ).one_or_none()
+        if row is None:
+            return None
+        return ScheduleRow(
+            row.schedule_id, row.organiser, dict(row.spec), row.every_s, row.active, row.made
+        )
+
+    def next_season_number(self, schedule_id: str) -> int | None:
+        """Count one more season made by an ACTIVE schedule: its number (1, 2, ...), or None
+        when the schedule is inactive or unknown."""
+        with self.store._write("schedule tick") as conn:
+            row = conn.execute(
+                sa.select(t.schedules.c.made, t.schedules.c.active)
+                .where(t.schedules.c.schedule_id == schedule_id)
+                .with_for_update()
+            ).one_or_none()
+            if row is None or not row.active:
+                return None
+            conn.execute(
+                t.schedules.update()
+                .where(t.schedules.c.schedule_id == schedule_id)
+                .values(made=row.made + 1)
+            )
+        return int(row.made) + 1
+
+    def stop_schedule(self, schedule_id: str) -> ScheduleRow:
+        """Make a schedule inactive (no more seasons); RegistryError when unknown."""
+        with self.store._write("stop schedule") as conn:
+            done = conn.execute(
+                t.schedules.update()
+                .where(t.schedules.c.schedule_id == schedule_id)
+                .values(active=False)
+            )
+        if done.rowcount != 1:
+            raise RegistryError(f"no schedule {schedule_id!r}")
+        found = self.schedule(schedule_id)
+        assert found is not None
+        return found
+
+    def active_schedules(self) -> list[ScheduleRow]:
+        """Every schedule still making seasons."""
+        with self.store._read("active schedules") as conn:
+            rows = conn.execute(sa.select(t.schedules).where(t.schedules.c.active.is_(True))).all()
+        return [
+            ScheduleRow(r.schedule_id, r.organiser, dict(r.spec), r.every_s, r.active, r.made)
+            for r in rows
+        ]
+
+    def schedule_seasons(self, schedule_id: str) -> list[str]:
+        """The ids of the seasons a schedule made, oldest first."""
+        with self.store._read("schedule seasons") as conn:
+            rows = conn.execute(
+                sa.select(t.season_owners.c.season_id)
+                .join(t.seasons, t.seasons.c.season_id == t.season_owners.c.season_id)
+                .where(t.season_owners.c.schedule_id == schedule_id)
+                .order_by(t.seasons.c.id)
+            ).all()
+        return [r.season_id for r in rows]
+
+
+__all__ = [
+    "Registry",
+    "Role",
+    "ScheduleRow",
+    "UnknownBot",
+    "User",
+    "check_bot_name",
+    "check_user_name",
+]

@@ -1,0 +1,151 @@
+"""``saloon serve``: the arena API over gRPC, the standard health service, and the
+leaderboards over HTTP, on one store (and one Redis queue for seasons).
+
+Submissions qualify in this process's sandbox (``--sandbox docker`` in production: the
+service then needs its host's Docker engine, like a worker); season matches run on the
+workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
+from saloon.arena.ladder import rearm_schedules
+from saloon.arena.registry import Registry
+from saloon.arena.service import ArenaConfig, ArenaService
+from saloon.arena.web import BoardServer
+from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
+from saloon.worker.queue.season_queue import SeasonQueue, connect
+from saloon.worker.sandbox.base import open_sandbox
+from saloon.worker.seasons.spec import SandboxKind
+from saloon.worker.store.store import Store
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = "saloon.v1.Arena"
+#: How often the service checks that every active schedule has its next job queued.
+SCHEDULE_CHECK_S = 60.0
+#: A chunk of an upload is at most 1 MiB; the whole upload is capped by the service.
+MAX_MESSAGE_BYTES = 2 * 1024 * 1024
+
+
+@dataclass
+class ServeOptions:
+    """What ``saloon serve`` is told."""
+
+    store_url: str
+    redis_url: str | None = None
+    queue_name: str = "saloon"
+    listen: str = DEFAULT_LISTEN
+    #: host:port of the leaderboard web server ("" = none).
+    http: str = DEFAULT_HTTP
+    sandbox: str = "docker"
+    season_sandbox: str = "docker"
+    submit_burst: int = 5
+    submit_every_s: float = 12.0
+    threads: int = 32
+    tls_cert: str = ""
+    tls_key: str = ""
+
+
+class ArenaServer:
+    """A running arena service (gRPC + health + HTTP boards)."""
+
+    def __init__(self, options: ServeOptions) -> None:
+        self.options = options
+        self.store = Store.open(options.store_url)
+        queue = None
+        if options.redis_url:
+            queue = SeasonQueue(connect(options.redis_url), options.queue_name)
+        self.sandbox = open_sandbox(options.sandbox)
+        self.service = ArenaService(
+            Registry(self.store),
+            ArenaConfig(
+                store_url=options.store_url,
+                queue=queue,
+                sandbox=self.sandbox,
+                season_sandbox=SandboxKind(options.season_sandbox),
+                submit_burst=options.submit_burst,
+                submit_every_s=options.submit_every_s,
+            ),
+        )
+        self.grpc = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=options.threads, thread_name_prefix="arena"),
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", 64 * 1024 * 1024),
+            ],
+        )
+        pb_grpc.add_ArenaServicer_to_server(self.service, self.grpc)
+        self.health = health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
+        if options.tls_cert:
+            creds = grpc.ssl_server_credentials(
+                [(Path(options.tls_key).read_bytes(), Path(options.tls_cert).read_bytes())]
+            )
+            self.port = self.grpc.add_secure_port(options.listen, creds)
+        else:
+            self.port = self.grpc.add_insecure_port(options.listen)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {options.listen}")
+        self.boards: BoardServer | None = None
+        if options.http:
+            host, _, port = options.http.rpartition(":")
+            address = (host.strip("[]") or "127.0.0.1", int(port))
+            self.boards = BoardServer(address, self.store, self.service.boards)
+        self._stopped = threading.Event()
+        self._keeper: threading.Thread | None = None
+
+    @property
+    def address(self) -> str:
+        """host:port the gRPC API answers on."""
+        host = self.options.listen.rpartition(":")[0]
+        return f"{host}:{self.port}"
+
+    def start(self) -> None:
+        """Start serving (gRPC and HTTP); health says SERVING."""
+        self.grpc.start()
+        if self.boards is not None:
+            self.boards.start()
+        for name in ("", SERVICE_NAME):
+            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.service.config.queue is not None:
+            self._keeper = threading.Thread(target=self._keep, name="schedules", daemon=True)
+            self._keeper.start()
+        log.info("arena API on %s, boards on %s", self.address, self.options.http or "-")
+
+    def _keep(self) -> None:
+        """Re-arm repeating schedules whose next job Redis lost, now and every minute."""
+        queue = self.service.config.queue
+        assert queue is not None
+        while True:
+            try:
+                rearm_schedules(self.service.registry, queue, self.options.store_url)
+            except Exception:  # Redis or the store away: try again next time
+                log.exception("re-arming schedules failed")
+            if self._stopped.wait(SCHEDULE_CHECK_S):
+                return
+
+    def wait(self) -> None:
+        """Block until stopped."""
+        self._stopped.wait()
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop serving, close the sandbox and the store."""
+        self.health.enter_graceful_shutdown()
+        self.grpc.stop(grace).wait()
+        if self.boards is not None:
+            self.boards.stop()
+        self._stopped.set()
+        if self._keeper is not None:
+            self._keeper.join(10)
+        self.sandbox.close()
+        self.store.close()

@@ -1,0 +1,501 @@
+"""The arena API's servicer: thin methods over the functions the CLI uses.
+
+Each RPC authenticates the caller (``authorization: Bearer <user>.<secret>``), checks what
+the user may do, calls one of the platform's functions (saloon.arena.submit,
+saloon.arena.ladder, saloon.worker.seasons.run, saloon.ratings.boards,
+saloon.referee.replay.seat_view) and maps the project's exceptions to gRPC status codes
+(:data:`STATUS_OF`), each with the exception's one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+
+from saloon.arena import ladder
+from saloon.arena.boards import BoardCache
+from saloon.arena.registry import Registry, User
+from saloon.arena.submit import MAX_UPLOAD_BYTES, Submission, submit
+from saloon.games.errors import GameError
+from saloon.ratings.boards import game_leaderboard, season_leaderboard
+from saloon.ratings.errors import NoResultsError, RatingsError
+from saloon.ratings.leaderboard import Leaderboard, render_json
+from saloon.referee.errors import RecordError, RefereeError
+from saloon.referee.record import MatchRecord
+from saloon.referee.replay import seat_view
+from saloon.sdk.arena_proto import arena_pb2 as pb
+from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
+from saloon.worker.errors import (
+    BadToken,
+    BotNameTaken,
+    BotRefError,
+    InvalidSchedule,
+    PackageError,
+    PackageTooLarge,
+    QueueUnavailable,
+    RegistryError,
+    SandboxError,
+    SeasonConflict,
+    SeasonError,
+    SeasonSpecError,
+    StoreUnavailable,
+    UnknownBot,
+    UnknownMatch,
+    UnknownSeason,
+    UnknownUser,
+    UserExists,
+    WorkerError,
+)
+from saloon.worker.queue.season_queue import SeasonQueue
+from saloon.worker.sandbox.base import Sandbox
+from saloon.worker.seasons import run as seasons
+from saloon.worker.seasons.spec import SandboxKind
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class ArenaError(Exception):
+    """Base of the arena service's own refusals."""
+
+
+class PermissionDenied(ArenaError):
+    """The user may not do that (another user's bot, logs or stderr; not an organiser)."""
+
+
+class RateLimited(ArenaError):
+    """Too many requests of one kind from one user."""
+
+
+class UploadError(ArenaError):
+    """A malformed upload stream (no header first, a second header, an empty upload)."""
+
+
+class NotConfigured(ArenaError):
+    """The server was started without what this call needs (e.g. no Redis queue)."""
+
+
+#: Exception -> status code, most specific first (the first isinstance match wins).
+STATUS_OF: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
+    (BadToken, grpc.StatusCode.UNAUTHENTICATED),
+    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (RateLimited, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (PackageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (BotNameTaken, grpc.StatusCode.ALREADY_EXISTS),
+    (UserExists, grpc.StatusCode.ALREADY_EXISTS),
+    (SeasonConflict, grpc.StatusCode.ALREADY_EXISTS),
+    (UnknownSeason, grpc.StatusCode.NOT_FOUND),
+    (UnknownMatch, grpc.StatusCode.NOT_FOUND),
+    (UnknownBot, grpc.StatusCode.NOT_FOUND),
+    (UnknownUser, grpc.StatusCode.NOT_FOUND),
+    (NoResultsError, grpc.StatusCode.NOT_FOUND),
+    (StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
+    (QueueUnavailable, grpc.StatusCode.UNAVAILABLE),
+    (SandboxError, grpc.StatusCode.UNAVAILABLE),
+    (NotConfigured, grpc.StatusCode.FAILED_PRECONDITION),
+    (PackageError, grpc.StatusCode.INVALID_ARGUMENT),
+    (UploadError, grpc.StatusCode.INVALID_ARGUMENT),
+    (SeasonSpecError, grpc.StatusCode.INVALID_ARGUMENT),
+    (InvalidSchedule, grpc.StatusCode.INVALID_ARGUMENT),
+    (BotRefError, grpc.StatusCode.INVALID_ARGUMENT),
+    (RegistryError, grpc.StatusCode.INVALID_ARGUMENT),
+    (RatingsError, grpc.StatusCode.INVALID_ARGUMENT),
+    (RecordError, grpc.StatusCode.INVALID_ARGUMENT),
+    (GameError, grpc.StatusCode.INVALID_ARGUMENT),
+    (RefereeError, grpc.StatusCode.INVALID_ARGUMENT),
+    (SeasonError, grpc.StatusCode.FAILED_PRECONDITION),
+    (WorkerError, grpc.StatusCode.INTERNAL),
+)
+
+
+def status_of(exc: BaseException) -> grpc.StatusCode | None:
+    """The status code an exception maps to (None: not one of ours, a bug)."""
+    for kind, code in STATUS_OF:
+        if isinstance(exc, kind):
+            return code
+    return None
+
+
+class TokenBucket:
+    """Per-key rate limit: ``burst`` at once, then one every ``every_s`` seconds."""
+
+    def __init__(self, burst: int, every_s: float) -> None:
+        self.burst = burst
+        self.every_s = every_s
+        self._lock = threading.Lock()
+        self._state: dict[str, tuple[float, float]] = {}
+
+    def take(self, key: str) -> None:
+        """Spend one token of ``key``; RateLimited when none is left."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, at = self._state.get(key, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - at) / self.every_s)
+            if tokens < 1:
+                wait = (1 - tokens) * self.every_s
+                raise RateLimited(f"too many submissions; try again in {wait:.0f} s")
+            self._state[key] = (tokens - 1, now)
+
+
+@dataclass
+class ArenaConfig:
+    """How the service runs (``saloon serve``'s options)."""
+
+    store_url: str
+    #: The RQ queue seasons go on (None: seasons can be created, not started).
+    queue: SeasonQueue | None
+    #: The sandbox submissions qualify in.
+    sandbox: Sandbox
+    #: The sandbox season matches run in on the workers.
+    season_sandbox: SandboxKind = SandboxKind.DOCKER
+    submit_burst: int = 5
+    submit_every_s: float = 12.0
+    #: Qualification matches played at once (each holds a bot runtime).
+    qualify_slots: int = 2
+    #: How often WatchSeason looks at the store.
+    watch_interval_s: float = 0.5
+
+
+def _bearer(context: grpc.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            scheme, _, token = str(value).partition(" ")
+            if scheme.lower() == "bearer" and token:
+                return token.strip()
+    raise BadToken("no API token: send 'authorization: Bearer <token>' metadata")
+
+
+class ArenaService(pb_grpc.ArenaServicer):
+    """The Arena gRPC service over one registry (store), queue and sandbox."""
+
+    def __init__(self, registry: Registry, config: ArenaConfig) -> None:
+        self.registry = registry
+        self.store = registry.store
+        self.config = config
+        self._submits = TokenBucket(config.submit_burst, config.submit_every_s)
+        self._qualify = threading.BoundedSemaphore(config.qualify_slots)
+        self.boards = BoardCache(registry)
+
+    # -- the edge ------------------------------------------------------------------------
+
+    def _call(self, context: grpc.ServicerContext, what: str, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except Exception as exc:
+            code = status_of(exc)
+            if code is None or code is grpc.StatusCode.INTERNAL:
+                log.exception("%s failed", what)
+                context.abort(grpc.StatusCode.INTERNAL, f"{what}: internal error")
+            assert code is not None
+            context.abort(code, str(exc)[:1000] or type(exc).__name__)
+        raise AssertionError("not reached")  # context.abort raises
+
+    def _user(self, context: grpc.ServicerContext) -> User:
+        return self.registry.authenticate(_bearer(context))
+
+    def _organiser(self, context: grpc.ServicerContext) -> User:
+        user = self._user(context)
+        if not user.organiser:
+            raise PermissionDenied(f"user {user.name} is not an organiser")
+        return user
+
+    def _queue(self) -> SeasonQueue:
+        if self.config.queue is None:
+            raise NotConfigured("this server has no queue (saloon serve --redis URL)")
+        return self.config.queue
+
+    # -- submissions ---------------------------------------------------------------------
+
+    def SubmitBot(self, request_iterator: Iterator[pb.SubmitChunk], context: Any) -> Any:
+        def run() -> pb.SubmitReply:
+            user = self._user(context)
+            self._submits.take(user.name)
+            header, data = _read_upload(request_iterator)
+            with self._qualify:
+                done = submit(
+                    self.registry,
+                    user.name,
+                    header.name,
+                    header.game,
+                    data,
+                    header.filename,
+                    self.config.sandbox,
+                )
+            return _submit_reply(done)
+
+        return self._call(context, "SubmitBot", run)
+
+    def ListBots(self, request: pb.ListBotsRequest, context: Any) -> Any:
+        def run() -> pb.ListBotsReply:
+            self._user(context)
+            reply = pb.ListBotsReply()
+            for stored in self.registry.latest(game=request.game, owner=request.owner):
+                bot = reply.bots.add(name=stored.bot, owner=stored.owner, game=stored.game)
+                for v in stored.history:
+                    if "package" in v.meta:
+                        bot.versions.add(
+                            version=v.version, seq=v.seq, created_at=v.created_at.isoformat()
+                        )
+            return reply
+
+        return self._call(context, "ListBots", run)
+
+    # -- seasons -------------------------------------------------------------------------
+
+    def CreateSeason(self, request: pb.CreateSeasonRequest, context: Any) -> Any:
+        def run() -> pb.SeasonInfo:
+            user = self._organiser(context)
+            asked = ladder.LadderRequest(
+                game=request.game,
+                options=dict(request.options),
+                players=request.players,
+                rounds=request.rounds or 1,
+                seed=request.seed,
+                house=tuple(request.house),
+                duplicate=request.duplicate,
+                sandbox=self.config.season_sandbox,
+            )
+            if request.repeat_every_s:
+                row, spec = ladder.start_repeating(
+                    self.registry,
+                    self._queue(),
+                    asked,
+                    user.name,
+                    request.repeat_every_s,
+                    self.config.store_url,
+                    request.season_id,
+                )
+                return self._season_info(spec.season_id, row.schedule_id)
+            spec = ladder.create_season(self.registry, asked, user.name, request.season_id)
+            if request.start:
+                seasons.start(self.store, self._queue(), spec.season_id, self.config.store_url)
+            return self._season_info(spec.season_id)
+
+        return self._call(context, "CreateSeason", run)
+
+    def _own_season(self, user: User, season_id: str) -> None:
+        owner = self.registry.season_owner(season_id)
+        if self.store.season(season_id) is None:
+            raise UnknownSeason(f"no season {season_id!r}")
+        if owner is not None and owner[0] != user.name:
+            raise PermissionDenied(f"season {season_id} is {owner[0]}'s")
+
+    def StartSeason(self, request: pb.SeasonRef, context: Any) -> Any:
+        def run() -> pb.SeasonInfo:
+            self._own_season(self._organiser(context), request.season_id)
+            seasons.start(self.store, self._queue(), request.season_id, self.config.store_url)
+            return self._season_info(request.season_id)
+
+        return self._call(context, "StartSeason", run)
+
+    def CancelSeason(self, request: pb.SeasonRef, context: Any) -> Any:
+        def run() -> pb.SeasonInfo:
+            self._own_season(self._organiser(context), request.season_id)
+            seasons.cancel(self.store, request.season_id, self.config.queue)
+            return self._season_info(request.season_id)
+
+        return self._call(context, "CancelSeason", run)
+
+    def WatchSeason(self, request: pb.SeasonRef, context: Any) -> Any:
+        self._call(context, "WatchSeason", lambda: self._user(context))
+        last = None
+        while context.is_active():
+            info = self._call(context, "WatchSeason", lambda: self._season_info(request.season_id))
+            key = info.SerializeToString()
+            if key != last:
+                last = key
+                yield info
+            if info.status in ("done", "failed", "cancelled"):
+                return
+            time.sleep(self.config.watch_interval_s)
+
+    def CancelSchedule(self, request: pb.ScheduleRef, context: Any) -> Any:
+        def run() -> pb.ScheduleInfo:
+            user = self._organiser(context)
+            row = self.registry.schedule(request.schedule_id)
+            if row is None:
+                raise RegistryError(f"no schedule {request.schedule_id!r}")
+            if row.organiser != user.name:
+                raise PermissionDenied(f"schedule {row.schedule_id} is {row.organiser}'s")
+            row = self.registry.stop_schedule(row.schedule_id)
+            return pb.ScheduleInfo(
+                schedule_id=row.schedule_id,
+                active=row.active,
+                every_s=row.every_s,
+                seasons=self.registry.schedule_seasons(row.schedule_id),
+            )
+
+        return self._call(context, "CancelSchedule", run)
+
+    def _season_info(self, season_id: str, schedule_id: str = "") -> pb.SeasonInfo:
+        p = seasons.progress(self.store, season_id, self.config.queue)
+        row = self.store.season(season_id)
+        owner = self.registry.season_owner(season_id)
+        return pb.SeasonInfo(
+            season_id=season_id,
+            game=row.game if row else "",
+            status=p.status.value,
+            total=p.total,
+            done=p.done,
+            running=p.running,
+            failed=p.failed,
+            cancelled=p.cancelled,
+            participants=list(row.spec.get("participants", [])) if row else [],
+            organiser=owner[0] if owner else "",
+            schedule_id=schedule_id or (owner[1] if owner else ""),
+        )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def GetLeaderboard(self, request: pb.LeaderboardRequest, context: Any) -> Any:
+        def run() -> pb.Leaderboard:
+            self._user(context)
+            options = tuple(sorted(request.options.items()))
+            key = ("api", request.season_id, request.game, options)
+            return self.boards.get(key, lambda: self._board_message(request))
+
+        return self._call(context, "GetLeaderboard", run)
+
+    def ListMatches(self, request: pb.SeasonRef, context: Any) -> Any:
+        def run() -> pb.MatchList:
+            self._user(context)
+            if self.store.season(request.season_id) is None:
+                raise UnknownSeason(f"no season {request.season_id!r}")
+            results = {r.match_id: r for r in self.store.results(season_id=request.season_id)}
+            reply = pb.MatchList()
+            for row in self.store.scheduled(request.season_id):
+                item = reply.matches.add(
+                    match_id=row.match_id,
+                    status=row.status.value,
+                    seats=[str(s) for s in row.spec.get("seats", [])],
+                )
+                result = results.get(row.match_id)
+                if result is not None:
+                    item.outcome = result.outcome.value
+                    if all(s.rank is not None for s in result.seats):
+                        item.ranks.extend(int(s.rank or 0) for s in result.seats)
+            return reply
+
+        return self._call(context, "ListMatches", run)
+
+    def _board_message(self, request: pb.LeaderboardRequest) -> pb.Leaderboard:
+        if request.season_id:
+            board = season_leaderboard(self.store, request.season_id)
+        else:
+            board, _others = game_leaderboard(self.store, request.game, dict(request.options))
+        return leaderboard_message(board)
+
+    def GetMatch(self, request: pb.MatchRequest, context: Any) -> Any:
+        def run() -> pb.MatchReply:
+            user = self._user(context)
+            raw = self.store.match_record(request.match_id)
+            if raw is None:
+                raise UnknownMatch(f"no recorded match {request.match_id!r}")
+            record = MatchRecord.from_json(raw)
+            season = self.store.scheduled_match(request.match_id)
+            owner = self.registry.season_owner(season.spec.get("season_id", "")) if season else None
+            organiser = user.organiser and (owner is None or owner[0] == user.name)
+            if request.seat < 0:
+                if not organiser:
+                    raise PermissionDenied("a full match record is for the season's organiser")
+                return pb.MatchReply(record_json=json.dumps(raw))
+            if request.seat >= len(record.seats):
+                raise UnknownMatch(f"match {request.match_id} has no seat {request.seat}")
+            own = self._owns_seat(user, record, request.seat)
+            if not (own or organiser):
+                raise PermissionDenied(
+                    f"seat {request.seat} of {request.match_id} is not one of your bots"
+                )
+            view = seat_view(record, request.seat)
+            stderr = self.store.stderr(request.match_id, request.seat) if own else ""
+            return pb.MatchReply(record_json=json.dumps(view), stderr=stderr)
+
+        return self._call(context, "GetMatch", run)
+
+    def _owns_seat(self, user: User, record: MatchRecord, seat: int) -> bool:
+        from saloon.worker.sandbox.stored import parse_ref
+
+        ref = record.seats[seat].bot
+        try:
+            name, _version = parse_ref(ref)
+        except BotRefError:
+            return False  # a house bot or a local path: nobody's logs to read
+        bot = self.store.bot(name)
+        return bot is not None and bot.owner == user.name
+
+
+def _read_upload(chunks: Iterator[pb.SubmitChunk]) -> tuple[pb.SubmitHeader, bytes]:
+    """The header and the bytes of an upload stream, refused as soon as it goes wrong."""
+    header = None
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        which = chunk.WhichOneof("part")
+        if which == "header":
+            if header is not None:
+                raise UploadError("an upload has one header, first")
+            header = chunk.header
+        elif which == "data":
+            if header is None:
+                raise UploadError("an upload starts with its header")
+            size += len(chunk.data)
+            if size > MAX_UPLOAD_BYTES:
+                raise PackageTooLarge(f"the upload exceeds {MAX_UPLOAD_BYTES} bytes")
+            parts.append(chunk.data)
+    if header is None:
+        raise UploadError("an upload starts with its header")
+    return header, b"".join(parts)
+
+
+def _submit_reply(done: Submission) -> pb.SubmitReply:
+    reply = pb.SubmitReply(
+        accepted=done.accepted,
+        bot=done.bot,
+        version=done.version,
+        new_version=done.new_version,
+        message=done.message,
+    )
+    q = done.qualification
+    if q is not None:
+        reply.qualification.CopyFrom(
+            pb.Qualification(
+                passed=q.passed,
+                match_id=q.match_id,
+                opponents=list(q.opponents),
+                rank=q.rank,
+                faults=list(q.faults),
+                stderr=q.stderr,
+                seconds=q.seconds,
+            )
+        )
+    return reply
+
+
+def leaderboard_message(board: Leaderboard) -> pb.Leaderboard:
+    """A leaderboard as the API sends it (rows typed, the whole board as JSON beside)."""
+    import io
+
+    text = io.StringIO()
+    render_json(board, text)
+    msg = pb.Leaderboard(title=board.title, json=text.getvalue())
+    for row in board.rows:
+        msg.rows.add(
+            rank=row.rank or 0,
+            bot=row.bot,
+            owner=row.owner,
+            version=row.version,
+            conservative=row.conservative or 0.0,
+            mu=row.mu or 0.0,
+            sigma=row.sigma or 0.0,
+            matches=row.matches,
+            faults=row.faults,
+        )
+    return msg

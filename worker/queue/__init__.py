@@ -1,0 +1,8 @@
+"""The queue: one RQ job per match on Redis, the worker that plays them, and its keepers.
+
+:mod:`~saloon.worker.queue.season_queue` enqueues a season's matches once and keeps the
+queue healthy (abandoned jobs, due retries); :mod:`~saloon.worker.queue.jobs` is the job
+(play, record once); :mod:`~saloon.worker.queue.worker` the worker process;
+:mod:`~saloon.worker.queue.defaults` its documented defaults. Redis only carries work: the
+store holds every result.
+"""

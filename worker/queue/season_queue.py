@@ -1,0 +1,303 @@
+"""Seasons on RQ: one job per match (job id = match id), retries, abandoned-job reaping.
+
+* **Enqueue once**: the job id is the match id; a match whose job exists (queued, running,
+  waiting for a retry) or whose result is recorded is not enqueued again, so starting a
+  season twice does not double it. A job that failed for good is re-enqueued. Finished
+  jobs expire after a minute (the store holds the result).
+* **Retries**: every job carries ``Retry(max=JOB_RETRIES, interval=RETRY_INTERVALS_S)``:
+  an infrastructure failure (store unavailable, sandbox error, the job timed out) retries
+  with backoff. Bot faults are results and never fail a job.
+* **Abandoned jobs**: a worker killed with -9 leaves its job in RQ's StartedJobRegistry,
+  where RQ would only notice after the job's timeout. Each saloon worker keeps a short-lived
+  alive key (:func:`alive_key`); :func:`reap_abandoned` re-enqueues (as a retry) every
+  started job whose worker's key has expired. Workers run it every second
+  (saloon.worker.queue.worker), and ``saloon season status`` runs it too.
+* **Backoff without RQ's scheduler process**: retries with an interval sit in RQ's
+  ScheduledJobRegistry; :func:`promote_due` moves the due ones back to the queue (the
+  worker's keeper thread calls it), so no extra scheduler process is needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from redis import Redis
+from redis.exceptions import RedisError
+from rq import Callback, Queue, Retry
+from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.registry import StartedJobRegistry
+
+from saloon.games import get_game
+from saloon.worker.errors import QueueUnavailable
+from saloon.worker.queue.defaults import DEFAULT_QUEUE
+from saloon.worker.seasons.spec import MatchSpec, in_season
+
+log = logging.getLogger(__name__)
+
+#: Retries of a match job after an infrastructure failure...
+JOB_RETRIES = 5
+#: ... with these waits (seconds) before each retry.
+RETRY_INTERVALS_S = (1, 2, 4, 8, 16)
+#: How long a finished job stays in Redis (the store holds the result; a second ``start``
+#: skips recorded matches and re-enqueues any other finished job). Not 0: RQ deletes a job
+#: with a TTL of 0 at once, which reads its status and executions first (3 more round
+#: trips a job, ~3 ms here); a TTL only adds EXPIREs to the finishing transaction.
+RESULT_TTL_S = 60
+#: How long a job that failed for good stays in RQ's failed registry.
+FAILURE_TTL_S = 7 * 24 * 3600
+#: A worker's alive key lives this long; the worker refreshes it every second.
+ALIVE_TTL_S = 5
+ALIVE_PREFIX = "saloon:alive:"
+
+
+def connect(url: str) -> Redis:
+    """A Redis connection that answers PING; QueueUnavailable when none does."""
+    redis = Redis.from_url(url, socket_connect_timeout=2, health_check_interval=10)
+    try:
+        redis.ping()
+    except RedisError as exc:
+        raise QueueUnavailable(f"no Redis answers at {url} ({exc})") from None
+    return redis
+
+
+def alive_key(worker_name: str) -> str:
+    """The Redis key that says worker ``worker_name`` is alive (expires when it is not)."""
+    return ALIVE_PREFIX + worker_name
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """What enqueueing a season did."""
+
+    added: int
+    #: Matches left alone: their job exists or their result is recorded.
+    present: int
+
+
+class SeasonQueue:
+    """The RQ queue that season matches go through."""
+
+    def __init__(self, redis: Redis, name: str = DEFAULT_QUEUE) -> None:
+        self.redis = redis
+        self.queue = Queue(name, connection=redis)
+
+    def enqueue(
+        self,
+        specs: Sequence[MatchSpec],
+        store_url: str,
+        done: frozenset[str] = frozenset(),
+        recorded: Callable[[str], bool] | None = None,
+    ) -> Enqueued:
+        """Enqueue a job per spec unless it is queued already or ``done`` (recorded).
+
+        A job that finished (it stays RESULT_TTL_S) is enqueued again unless ``recorded``
+        says its match is recorded now (``done`` was read a moment earlier and may be
+        stale); without ``recorded``, always. Redis may hold a finished job of another
+        store's match of the same id: the store decides.
+        """
+        added = present = 0
+        for spec in specs:
+            if spec.match_id in done or self._job_present(spec.match_id, recorded):
+                present += 1
+                continue
+            try:
+                self._enqueue_one(spec, store_url)
+            except DuplicateJobError:  # another enqueuer was first: still enqueued once
+                present += 1
+                continue
+            added += 1
+        log.info("queue %s: %d matches enqueued, %d present", self.queue.name, added, present)
+        return Enqueued(added, present)
+
+    def _enqueue_one(self, spec: MatchSpec, store_url: str) -> None:
+        from saloon.worker.queue.jobs import match_job, on_match_failure
+
+        self.queue.enqueue(
+            match_job,
+            spec.to_json(),
+            store_url,
+            job_id=spec.match_id,
+            job_timeout=spec.job_timeout_s(get_game(spec.game).max_length),
+            retry=Retry(max=JOB_RETRIES, interval=list(RETRY_INTERVALS_S)),
+            result_ttl=RESULT_TTL_S,
+            failure_ttl=FAILURE_TTL_S,
+            on_failure=Callback(on_match_failure),
+            description=f"match {spec.match_id}",
+            # Atomic in Redis: two enqueuers of one season cannot both add a match.
+            unique=True,
+        )
+
+    def _job_present(self, job_id: str, recorded: Callable[[str], bool] | None) -> bool:
+        try:
+            job = Job.fetch(job_id, connection=self.redis)
+        except NoSuchJobError:
+            return False
+        status = job.get_status(refresh=False)
+        if status is JobStatus.FINISHED and recorded is not None and recorded(job_id):
+            return True  # recorded a moment ago (the job stays RESULT_TTL_S)
+        if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+            job.delete()  # over (failed for good, refused...): a new start gives a new chance
+            return False
+        return True
+
+    def cancel(self, season_id: str) -> int:
+        """Drop the season's jobs that have not started (running ones finish; their
+        results are kept). Returns how many were dropped."""
+        dropped = 0
+        for job_id in self.queue.get_job_ids():
+            if in_season(job_id, season_id):
+                self.queue.remove(job_id)
+                Job(job_id, connection=self.redis).delete(remove_from_queue=False)
+                dropped += 1
+        scheduled = self.queue.scheduled_job_registry
+        for job_id in scheduled.get_job_ids():
+            if in_season(job_id, season_id):
+                scheduled.remove(job_id, delete_job=True)
+                dropped += 1
+        return dropped
+
+    def purge(self) -> int:
+        """Delete the queue with every job it holds or held and its registries (tests,
+        benchmarks, a queue being retired); how many jobs were deleted."""
+        q = self.queue
+        registries = [
+            q.finished_job_registry,
+            q.failed_job_registry,
+            q.scheduled_job_registry,
+            q.deferred_job_registry,
+            q.canceled_job_registry,
+        ]
+        ids = set(q.get_job_ids()) | set(q.started_job_registry.get_job_ids(cleanup=False))
+        ids.update(q.intermediate_queue.get_job_ids())
+        for registry in registries:
+            ids.update(registry.get_job_ids(cleanup=False))
+        for job_id in ids:
+            with contextlib.suppress(NoSuchJobError):
+                Job.fetch(job_id, connection=self.redis).delete()
+        seen = list(self.redis.scan_iter(f"{q.intermediate_queue.key}:first_seen:*"))
+        workers = f"rq:workers:{q.name}"  # RQ's set of the queue's workers
+        keys = [q.started_job_registry.key, q.intermediate_queue.key, workers, *seen]
+        self.redis.delete(*keys, *(r.key for r in registries))
+        q.delete(delete_jobs=True)
+        return len(ids)
+
+    def running(self, season_id: str) -> list[str]:
+        """Ids of the season's matches being played right now."""
+        ids = self.queue.started_job_registry.get_job_ids(cleanup=False)
+        return [i for i in ids if in_season(i, season_id)]
+
+    def queued(self, season_id: str) -> int:
+        """How many of the season's matches wait in the queue (or for a retry)."""
+        waiting = self.queue.get_job_ids() + self.queue.scheduled_job_registry.get_job_ids()
+        return sum(1 for i in waiting if in_season(i, season_id))
+
+
+def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
+    """Re-enqueue started jobs whose worker is gone (its alive key expired); their ids.
+
+    A job that started less than ``min_age_s`` ago is left alone (its worker may not have
+    written its alive key yet). A re-enqueued job spends one retry; one without retries
+    left goes to the failed registry (the store marks it FAILED through the callback).
+    """
+    from saloon.worker.queue.jobs import on_match_failure
+
+    redis = queue.connection
+    registry = queue.started_job_registry
+    reaped = []
+    for job_id in registry.get_job_ids(cleanup=False):
+        try:
+            job = Job.fetch(job_id, connection=redis)
+        except NoSuchJobError:
+            drop_started(registry, job_id)
+            continue
+        if job.get_status(refresh=False) != JobStatus.STARTED:
+            continue
+        if job.worker_name and redis.exists(alive_key(job.worker_name)):
+            continue
+        started = job.started_at.timestamp() if job.started_at else 0.0
+        if time.time() - started < min_age_s:
+            continue
+        if not drop_started(registry, job.id):
+            continue  # another worker's keeper reaped it first
+        log.warning("%s: worker %s is gone; the job is abandoned", job.id, job.worker_name)
+        on_match_failure(job, redis, AbandonedByWorker, AbandonedByWorker(job.worker_name), None)
+        with redis.pipeline() as pipe:
+            if job.retries_left and job.retries_left > 0:
+                job.retry(queue, pipe)
+            else:
+                job.set_status(JobStatus.FAILED, pipeline=pipe)
+                queue.failed_job_registry.add(
+                    job, exc_string="abandoned by its worker", pipeline=pipe
+                )
+            pipe.execute()
+        reaped.append(job.id)
+    return reaped
+
+
+def rescue_popped(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
+    """Re-enqueue jobs a worker popped from the queue but never started (it lost Redis or
+    died in between): RQ parks a popped job in its intermediate queue until the job is in
+    the started registry, and would only clean it up after a minute. Their ids."""
+    inter = queue.intermediate_queue
+    registry = queue.started_job_registry
+    started = set(registry.get_job_ids(cleanup=False))
+    rescued = []
+    for job_id in inter.get_job_ids():
+        inter.set_first_seen(job_id)  # the first look starts its clock
+        first = inter.get_first_seen(job_id)
+        if first is None or time.time() - first.timestamp() < min_age_s:
+            continue
+        if job_id in started:
+            # RQ records the job's execution (the started registry) before it starts the
+            # job; a worker that lost Redis in between may see its transaction fail while
+            # Redis had applied it. A job still QUEUED there never ran: drop the entry.
+            try:
+                status = Job.fetch(job_id, connection=queue.connection).get_status(refresh=False)
+            except NoSuchJobError:
+                continue
+            if status != JobStatus.QUEUED or not drop_started(registry, job_id):
+                continue
+        if not queue.connection.lrem(inter.key, 1, job_id):
+            continue  # another worker's keeper rescued it first
+        try:
+            job = Job.fetch(job_id, connection=queue.connection)
+        except NoSuchJobError:
+            continue
+        log.warning("%s: popped but never started; enqueued again", job_id)
+        queue.enqueue_job(job)  # it never ran: no retry spent
+        rescued.append(job_id)
+    return rescued
+
+
+def drop_started(registry: StartedJobRegistry, job_id: str) -> int:
+    """Remove every execution of ``job_id`` from RQ's started registry; how many were."""
+    entries = [
+        f"{j}:{e}" for j, e in registry.get_job_and_execution_ids(cleanup=False) if j == job_id
+    ]
+    return int(registry.connection.zrem(registry.key, *entries)) if entries else 0
+
+
+class AbandonedByWorker(Exception):
+    """The worker running a job died (killed, lost its host) before finishing it."""
+
+
+def promote_due(queue: Queue) -> int:
+    """Move retries whose backoff is over from the scheduled registry to the queue."""
+    registry = queue.scheduled_job_registry
+    moved = 0
+    for job_id in registry.get_jobs_to_schedule():
+        # Only the keeper that removes the entry enqueues it (several workers promote).
+        if not registry.remove(job_id):
+            continue
+        try:
+            job = Job.fetch(job_id, connection=queue.connection)
+        except NoSuchJobError:
+            continue
+        queue.enqueue_job(job)
+        moved += 1
+    return moved

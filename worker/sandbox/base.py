@@ -1,0 +1,104 @@
+"""Sandboxes: where a submitted bot runs. One interface, two kinds.
+
+* ``docker`` (:mod:`saloon.worker.sandbox.docker`): a locked-down container per bot runtime,
+  kept warm per bot version; the production sandbox.
+* ``process``: the referee's local process seat (a bot runtime in its own process group).
+  It is NOT a security boundary: for trying bots on a laptop, never for untrusted code.
+
+A worker opens one sandbox, asks it for a :class:`~saloon.referee.seats.Seat` per bot of a
+match, and closes it at shutdown; :meth:`Sandbox.close` removes everything it started.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from typing import Any
+
+from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
+from saloon.referee.seats import Seat
+from saloon.worker.errors import UnknownSandbox
+
+SANDBOX_KINDS = ("process", "docker")
+
+
+class Sandbox(ABC):
+    """Starts bot runtimes and hands out seats on them."""
+
+    #: ``process`` or ``docker``.
+    kind: str
+
+    @abstractmethod
+    def seat(
+        self,
+        bot_path: str,
+        bot_id: str,
+        bot_version: str = "",
+        limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    ) -> Seat:
+        """A seat for one match on the bot at ``bot_path`` (a package), held to ``limits``."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Remove every container or process this sandbox started; idempotent."""
+
+    def sweep(self) -> int:
+        """Remove what processes of this host that are gone left behind (a worker killed
+        with -9 leaves its bot containers running); how many. Workers' keepers call it
+        every few seconds. Process seats need none: their processes die with their worker.
+        """
+        return 0
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+class ProcessSandbox(Sandbox):
+    """The local process sandbox: each seat a bot runtime process (not a security boundary)."""
+
+    kind = "process"
+
+    def __init__(self) -> None:
+        self._seats: list[Seat] = []
+        self._lock = threading.Lock()  # the arena qualifies submissions on several threads
+
+    def seat(
+        self,
+        bot_path: str,
+        bot_id: str,
+        bot_version: str = "",
+        limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    ) -> Seat:
+        """A process seat on the bot file or folder at ``bot_path``."""
+        from saloon.referee.remote import ProcessSeat
+        from saloon.sdk.loader import bot_version as version_of
+
+        seat = ProcessSeat(bot_path, bot_id, limits=limits)
+        seat.bot_version = bot_version or version_of(bot_path)
+        seat.sandbox = SandboxInfo("process", limits)
+        with self._lock:
+            # Seats of finished matches are closed already: keep only the open ones.
+            self._seats = [s for s in self._seats if not getattr(s, "_closed", False)]
+            self._seats.append(seat)
+        return seat
+
+    def close(self) -> None:
+        """Close every seat handed out (each kills its process group)."""
+        with self._lock:
+            seats, self._seats = self._seats, []
+        for seat in seats:
+            seat.close()
+
+
+def open_sandbox(kind: str, **kw: Any) -> Sandbox:
+    """A sandbox of ``kind`` (``process`` or ``docker``); keyword arguments go to its class."""
+    if kind == "process":
+        return ProcessSandbox(**kw)
+    if kind == "docker":
+        from saloon.worker.sandbox.docker import DockerSandbox
+
+        return DockerSandbox(**kw)
+    raise UnknownSandbox(f"unknown sandbox {kind!r}: expected one of {', '.join(SANDBOX_KINDS)}")

@@ -1,0 +1,503 @@
+"""The Docker sandbox: each bot runtime in a locked-down container, kept warm per bot version.
+
+A runtime is one container of the bot's image (:mod:`saloon.worker.sandbox.images`) running
+``python3 -m saloon.sdk.run /bot --socket /run/saloon/bot.sock`` with no network, a
+read-only root filesystem and a small ``/tmp`` tmpfs, a non-root user, every capability
+dropped, no-new-privileges, memory (swap included), CPU, pids and open-file limits, and an
+environment of the image's few variables only. Its one mount is the socket directory; the
+referee reaches the bot through ``bot.sock`` in it with a :class:`GrpcSeat`.
+
+The socket directory is a tmpfs volume of 64 KiB (when the referee runs as root: the
+engine's volume folder is only root's), or a host temporary folder otherwise. The bot owns
+it until its runtime has bound the socket; then the referee takes it over (root-owned,
+0755), so the bot can no longer replace, move or add anything in it, and the referee only
+ever connects to a real socket there, never to a link.
+
+Warm pool: after a match that ended cleanly, a runtime goes back to the pool of its bot
+version (image, limits and container runtime) and serves that version's next match; after
+any fault it is removed, and the next match gets a fresh one. A runtime idle for
+:data:`IDLE_TIMEOUT_S` is removed. A runtime serves one seat at a time, so two seats of one
+match never share a runtime process (each gets its own container).
+
+Every container carries the labels ``saloon=1``, ``saloon.owner=<owner>``,
+``saloon.host`` and ``saloon.pid``, and is tracked and removed by id, never by name. The
+owner is the worker's id when given (stable across restarts: a worker that starts again
+after a crash removes every container of its owner id first); otherwise
+``<host>-<pid>`` of the process. Every new sandbox also removes the containers of this
+host whose creating process is gone (label ``saloon.pid``), whatever their owner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket as socketlib
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from saloon.referee.botprocess import STDERR_CAP_BYTES, CappedBuffer
+from saloon.referee.errors import BotSpecError
+from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
+from saloon.referee.remote import BotConnection
+from saloon.referee.seats import Seat
+from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError
+from saloon.worker.sandbox.base import Sandbox
+from saloon.worker.sandbox.docker_seat import DockerSeat
+from saloon.worker.sandbox.images import BOT_ROOT, LABEL, base_tag, ensure_bot_image
+from saloon.worker.sandbox.packages import BotPackage, load_package
+
+log = logging.getLogger(__name__)
+
+#: A warm runtime idle this long is removed.
+IDLE_TIMEOUT_S = 300.0
+#: How often the reaper looks for idle runtimes.
+REAP_INTERVAL_S = 5.0
+#: Where the socket directory is mounted in the container, and the socket's name.
+SOCKET_DIR = "/run/saloon"
+SOCKET_NAME = "bot.sock"
+#: Size of the socket directory's tmpfs: a socket needs none, a bot gets nothing to fill.
+SOCKET_DIR_BYTES = 64 * 1024
+#: The bot's user in the image (deploy/bot-image/).
+BOT_UID = 10001
+#: Bytes of a container's logs the engine keeps on disk (one file): a flooding bot cannot
+#: fill the host's disk. The seat keeps :data:`STDERR_CAP_BYTES` of each match's part.
+LOG_MAX_SIZE = "1m"
+#: Container runtimes: runc (Docker's default) and gVisor (must be registered with the
+#: engine as ``runsc`` with runtime args ``--network=none --host-uds=create``).
+RUNTIMES = ("runc", "runsc")
+#: The pids limit of a gVisor container: there it counts the host threads of gVisor's own
+#: kernel (the Sentry, a Go program with a thread per core and per blocking call), which
+#: panics at start under a limit of 64. The bot's processes are then bounded by memory.
+RUNSC_MIN_PIDS = 512
+#: What the sandbox adds to the image's environment (an allow-list: nothing of the
+#: referee's own environment ever reaches a bot).
+RUNTIME_ENVIRONMENT: dict[str, str] = {}
+_ENGINE_TIMEOUT_S = 60
+
+
+def default_owner() -> str:
+    """The owner id of a sandbox opened without one: this host and process."""
+    return f"{socketlib.gethostname()}-{os.getpid()}"
+
+
+@dataclass(eq=False)
+class Runtime:
+    """One container serving one bot version."""
+
+    container_id: str
+    key: tuple[str, SandboxLimits, str]
+    #: The socket directory as the referee sees it.
+    host_dir: Path
+    #: A host folder to delete after the container (when not a volume).
+    own_dir: Path | None
+    started: float = field(default_factory=time.time)
+    last_used: float = field(default_factory=time.monotonic)
+    matches: int = 0
+    locked: bool = False
+    #: The warm gRPC channel to the runtime, reused match after match (it belongs to the
+    #: thread that opened it; a seat in another thread opens a channel of its own).
+    connection: BotConnection | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        """The bot's socket, as the referee reaches it."""
+        return self.host_dir / SOCKET_NAME
+
+
+class DockerSandbox(Sandbox):
+    """Bot runtimes in containers of one Docker engine, warm per bot version."""
+
+    kind = "docker"
+
+    def __init__(
+        self,
+        owner: str | None = None,
+        runtime: str = "runc",
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        warm: bool = True,
+        client: Any = None,
+        reap_interval_s: float | None = REAP_INTERVAL_S,
+    ) -> None:
+        import docker
+
+        if runtime not in RUNTIMES:
+            raise SandboxError(f"unknown container runtime {runtime!r}: one of {RUNTIMES}")
+        self.runtime = runtime
+        self.idle_timeout_s = idle_timeout_s
+        # How often the background reaper looks for idle runtimes; None: no background
+        # reaper (the owner calls reap() itself). Never more often than 10 times a second,
+        # whatever the idle timeout: an idle timeout of 0 must not become a busy loop.
+        self.reap_interval_s = (
+            None if reap_interval_s is None else max(0.1, min(reap_interval_s, idle_timeout_s))
+        )
+        self.warm = warm
+        self.owner = owner or default_owner()
+        try:
+            self.client = client or docker.from_env(timeout=_ENGINE_TIMEOUT_S, max_pool_size=32)
+            self.client.ping()
+        except Exception as exc:  # any failure to reach the engine means no sandbox
+            raise DockerUnavailable(f"no Docker engine answers: {exc}") from None
+        if runtime != "runc" and runtime not in self.client.info().get("Runtimes", {}):
+            raise SandboxError(f"the Docker engine has no {runtime!r} runtime registered")
+        self.base = base_tag()
+        self._use_volume = os.geteuid() == 0
+        self._lock = threading.Lock()
+        self._images: dict[str, str] = {}
+        self._idle: dict[tuple[str, SandboxLimits, str], list[Runtime]] = {}
+        self._all: dict[str, Runtime] = {}
+        self._closed = threading.Event()
+        self.removed_leftovers = self.remove_leftovers()
+        self._reaper: threading.Thread | None = None
+        if self.reap_interval_s is not None:
+            self._reaper = threading.Thread(
+                target=self._reap_loop,
+                args=(self.reap_interval_s,),
+                name="sandbox-reaper",
+                daemon=True,
+            )
+            self._reaper.start()
+
+    # -- seats ----------------------------------------------------------------------------
+    def seat(
+        self,
+        bot_path: str,
+        bot_id: str,
+        bot_version: str = "",
+        limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    ) -> Seat:
+        """A seat on the bot package at ``bot_path``: validated, its image built if new."""
+        package = load_package(bot_path)
+        tag = self.image(package)
+        seat = DockerSeat(self, package, tag, bot_id, limits)
+        seat.bot_version = bot_version or package.version
+        return seat
+
+    def image(self, package: BotPackage) -> str:
+        """The tag of the package's image (built once per version and base)."""
+        with self._lock:
+            tag = self._images.get(package.version)
+        if tag is None:
+            tag = ensure_bot_image(self.client, package, self.base)
+            with self._lock:
+                self._images[package.version] = tag
+        return tag
+
+    def info(self, limits: SandboxLimits) -> SandboxInfo:
+        """What the record says about a seat of this sandbox."""
+        return SandboxInfo("docker", limits, self.runtime)
+
+    # -- runtimes -------------------------------------------------------------------------
+    def acquire(self, package: BotPackage, tag: str, limits: SandboxLimits) -> Runtime:
+        """A runtime of the bot for one seat: a warm one of its version, or a new one."""
+        key = (tag, limits, self.runtime)
+        while True:
+            with self._lock:
+                if self._closed.is_set():
+                    raise SandboxError("the sandbox is closed")
+                idle = self._idle.get(key, [])
+                warm = idle.pop() if idle else None
+            if warm is None:
+                break
+            # A runtime that died while idle (a thread of its own left running out of
+            # memory) is replaced here, not found dead by an innocent match.
+            if self.state(warm).running:
+                warm.matches += 1
+                return warm
+            self._remove(warm)
+        runtime = self._start(package, tag, limits, key)
+        runtime.matches = 1
+        return runtime
+
+    def release(self, runtime: Runtime, healthy: bool) -> None:
+        """Give a runtime back after a seat: to the pool if healthy and warm, else remove it."""
+        if healthy and self.warm and not self._closed.is_set():
+            with self._lock:
+                runtime.last_used = time.monotonic()
+                self._idle.setdefault(runtime.key, []).append(runtime)
+            return
+        self._remove(runtime)
+
+    def _start(
+        self, package: BotPackage, tag: str, limits: SandboxLimits, key: tuple[Any, ...]
+    ) -> Runtime:
+        import docker.types
+
+        own_dir: Path | None = None
+        if self._use_volume:
+            options = {
+                "type": "tmpfs",
+                "device": "tmpfs",
+                "o": f"size={SOCKET_DIR_BYTES},uid={BOT_UID},gid={BOT_UID},mode=0700",
+            }
+            mount = docker.types.Mount(
+                target=SOCKET_DIR,
+                source=None,
+                type="volume",
+                driver_config=docker.types.DriverConfig("local", options),
+            )
+        else:
+            own_dir = Path(tempfile.mkdtemp(prefix="saloon-docker-"))
+            own_dir.chmod(0o777)  # the bot's uid binds its socket here; locked after
+            mount = docker.types.Mount(target=SOCKET_DIR, source=str(own_dir), type="bind")
+        labels = {
+            LABEL: "1",
+            "saloon.owner": self.owner,
+            "saloon.host": socketlib.gethostname(),
+            "saloon.pid": str(os.getpid()),
+            "saloon.bot.version": package.version,
+        }
+        try:
+            container = self.client.containers.create(
+                tag,
+                command=[
+                    "python3",
+                    "-m",
+                    "saloon.sdk.run",
+                    package.runtime_path(BOT_ROOT),
+                    "--socket",
+                    f"{SOCKET_DIR}/{SOCKET_NAME}",
+                ],
+                name=f"saloon-bot-{uuid.uuid4().hex[:12]}",
+                labels=labels,
+                user=f"{BOT_UID}:{BOT_UID}",
+                working_dir="/tmp",
+                # The image's variables only (PATH, HOME, PYTHON*): nothing of the referee's.
+                environment=dict(RUNTIME_ENVIRONMENT),
+                network_mode="none",
+                read_only=True,
+                tmpfs={"/tmp": f"size={limits.tmpfs_mb}m,mode=1777,nosuid,nodev,noexec"},
+                mounts=[mount],
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                mem_limit=f"{limits.memory_mb}m",
+                memswap_limit=f"{limits.memory_mb}m",
+                nano_cpus=int(limits.cpus * 1_000_000_000),
+                pids_limit=limits.pids
+                if self.runtime == "runc"
+                else max(limits.pids, RUNSC_MIN_PIDS),
+                ulimits=[
+                    docker.types.Ulimit(
+                        name="nofile", soft=limits.open_files, hard=limits.open_files
+                    )
+                ],
+                # An init as PID 1 reaps the bot's orphans and forwards signals.
+                init=True,
+                ipc_mode="private",
+                # /dev/shm is a tmpfs anyone may write: as small as /tmp.
+                shm_size=f"{limits.tmpfs_mb}m",
+                hostname="bot",
+                runtime=self.runtime,
+                log_config=docker.types.LogConfig(
+                    type="json-file", config={"max-size": LOG_MAX_SIZE, "max-file": "1"}
+                ),
+                stdin_open=False,
+                detach=True,
+            )
+        except docker.errors.APIError as exc:
+            if own_dir is not None:
+                _remove_dir(own_dir)
+            raise SandboxError(f"cannot create a container of {tag}: {exc}") from None
+        # Tracked from the moment it exists, so close() removes it whatever happens next.
+        placeholder = Runtime(container.id, key, own_dir or Path("/nonexistent"), own_dir)
+        with self._lock:
+            self._all[container.id] = placeholder
+        try:
+            container.start()
+            if own_dir is None:
+                container.reload()
+                source = next(
+                    m["Source"] for m in container.attrs["Mounts"] if m["Destination"] == SOCKET_DIR
+                )
+                placeholder.host_dir = Path(source)
+        except (docker.errors.APIError, StopIteration, KeyError) as exc:
+            self._remove(placeholder)
+            raise SandboxError(f"cannot start a container of {tag}: {exc}") from None
+        log.debug("started %s (%s) for %s", container.id[:12], tag, package.version)
+        return placeholder
+
+    def state(self, runtime: Runtime) -> ContainerState:
+        """Whether a runtime's container runs, from the engine; if not, why, and whether
+        the engine is to blame (it cannot tell, or the container is gone or being removed:
+        a bot cannot remove its own container) rather than the bot."""
+        import docker.errors
+
+        try:
+            info = self.client.api.inspect_container(runtime.container_id)
+        except docker.errors.NotFound:
+            return ContainerState(False, "the container is gone", engine=True)
+        except Exception as exc:  # APIError, or the engine not answering at all
+            return ContainerState(False, f"the engine cannot inspect the container: {exc}", True)
+        st = info.get("State", {})
+        if st.get("Running"):
+            return ContainerState(True, "")
+        if st.get("Status") in ("removing", "dead"):
+            return ContainerState(False, f"the container is {st['Status']}", engine=True)
+        if st.get("OOMKilled"):
+            limit = info.get("HostConfig", {}).get("Memory", 0) // (1024 * 1024)
+            return ContainerState(False, f"killed: out of memory (limit {limit} MiB)")
+        return ContainerState(False, f"the bot runtime exited with code {st.get('ExitCode')}")
+
+    def wait_exit(self, runtime: Runtime, timeout_s: float) -> None:
+        """Wait (bounded) for a runtime's container to stop."""
+        with contextlib.suppress(Exception):  # a timeout or a gone container: both fine
+            self.client.api.wait(runtime.container_id, timeout=timeout_s)
+
+    def logs(self, runtime: Runtime, since: float | None) -> str:
+        """What the runtime wrote (stderr and stdout) since ``since``, capped."""
+        buffer = CappedBuffer(STDERR_CAP_BYTES)
+        with contextlib.suppress(Exception):  # no logs is not worth a failure
+            kwargs: dict[str, Any] = {"stdout": True, "stderr": True}
+            if since is not None:
+                kwargs["since"] = since
+            buffer.add(self.client.api.logs(runtime.container_id, **kwargs))
+        return buffer.text()
+
+    def lock_socket_dir(self, runtime: Runtime) -> None:
+        """Take the socket directory from the bot once it serves (see the module doc)."""
+        if runtime.locked:
+            return
+        if os.geteuid() == 0:
+            os.chown(runtime.host_dir, 0, 0)
+        runtime.host_dir.chmod(0o755)
+        runtime.locked = True
+
+    def _remove(self, runtime: Runtime) -> None:
+        import docker.errors
+
+        with self._lock:
+            self._all.pop(runtime.container_id, None)
+        connection = runtime.connection
+        if connection is not None and connection.thread_id == threading.get_ident():
+            connection.close()
+        try:
+            self.client.api.remove_container(runtime.container_id, v=True, force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as exc:
+            log.warning("cannot remove container %s: %s", runtime.container_id[:12], exc)
+        if runtime.own_dir is not None:
+            _remove_dir(runtime.own_dir)
+
+    # -- housekeeping ---------------------------------------------------------------------
+    def reap(self) -> int:
+        """Remove the runtimes idle for longer than the idle timeout; how many."""
+        now = time.monotonic()
+        stale: list[Runtime] = []
+        with self._lock:
+            for key, idle in list(self._idle.items()):
+                keep = [r for r in idle if now - r.last_used < self.idle_timeout_s]
+                stale += [r for r in idle if now - r.last_used >= self.idle_timeout_s]
+                self._idle[key] = keep
+        for runtime in stale:
+            self._remove(runtime)
+        return len(stale)
+
+    def _reap_loop(self, interval_s: float) -> None:
+        while not self._closed.wait(interval_s):
+            try:
+                self.reap()
+            except Exception:  # the reaper must outlive a hiccup of the engine
+                log.exception("reaping idle runtimes failed")
+
+    def container_ids(self) -> set[str]:
+        """Ids of every container this sandbox holds (busy or idle)."""
+        with self._lock:
+            return set(self._all)
+
+    def remove_leftovers(self) -> int:
+        """Remove this owner's containers left by an earlier run (after a crash), and those
+        of this host whose creating process is gone (whatever their owner); how many."""
+        return self._remove_where(lambda labels: labels.get("saloon.owner") == self.owner)
+
+    def sweep(self) -> int:
+        """Remove the containers of this host whose creating process is gone (a worker
+        killed with -9 mid-match leaves its runtimes running); how many. Never one of
+        this sandbox's own: their creator is this live process."""
+        return self._remove_where(lambda labels: False)
+
+    def _remove_where(self, also: Callable[[dict[str, str]], bool]) -> int:
+        """Remove every saloon container of this host whose creating process is gone, and
+        every one whose labels satisfy ``also``; how many."""
+        found: dict[str, Any] = {}
+        host = socketlib.gethostname()
+        for c in self.client.api.containers(all=True, filters={"label": [f"{LABEL}=1"]}):
+            labels = c.get("Labels") or {}
+            if also(labels) or (
+                labels.get("saloon.host") == host and not _pid_alive(labels.get("saloon.pid", ""))
+            ):
+                found[c["Id"]] = c
+        for container_id in found:
+            with contextlib.suppress(Exception):  # gone meanwhile is fine
+                self.client.api.remove_container(container_id, v=True, force=True)
+        if found:
+            log.warning("removed %d leftover container(s) (owner %s)", len(found), self.owner)
+        return len(found)
+
+    def close(self) -> None:
+        """Remove every container this sandbox started; idempotent."""
+        self._closed.set()
+        with self._lock:
+            runtimes = list(self._all.values())
+            self._idle.clear()
+        for runtime in runtimes:
+            self._remove(runtime)
+
+
+class ContainerState(NamedTuple):
+    """What the engine says of a runtime's container (DockerSandbox.state)."""
+
+    running: bool
+    #: Why it does not run ("" when it does).
+    why: str
+    #: The engine, not the bot, is why: it cannot tell, or the container is gone.
+    engine: bool = False
+
+
+def _pid_alive(text: str) -> bool:
+    try:
+        pid = int(text)
+    except ValueError:
+        return True  # unknown: keep it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_dir(path: Path) -> None:
+    import shutil
+
+    with contextlib.suppress(OSError):
+        path.chmod(0o700)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# -- the ``docker:`` seat kind of ``saloon play`` (entry point group saloon.seats) ----------
+_play_sandbox: DockerSandbox | None = None
+_play_lock = threading.Lock()
+
+
+def play_seat(path: str, game_id: str) -> Seat:
+    """A seat for ``saloon play --seat docker:PATH``: one sandbox per process, closed at exit."""
+    import atexit
+
+    global _play_sandbox
+    try:
+        with _play_lock:
+            if _play_sandbox is None:
+                _play_sandbox = DockerSandbox(warm=False)
+                atexit.register(_play_sandbox.close)
+            sandbox = _play_sandbox
+        return sandbox.seat(path, f"docker:{path}")
+    except WorkerError as exc:
+        raise BotSpecError(f"seat docker:{path}: {exc}") from None

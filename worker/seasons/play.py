@@ -1,0 +1,177 @@
+"""Playing one :class:`~saloon.worker.seasons.spec.MatchSpec` on this worker: seats, match, record.
+
+:func:`seat_for` is the one place a bot reference becomes a live seat: house bots through
+the referee's ``resolve_seat`` (in-process), bot paths and stored versions
+(``bot:NAME@VERSION``, unpacked from the store's package registry) in the match's sandbox
+(``saloon.worker.sandbox.base.open_sandbox``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from saloon.games import get_game
+from saloon.games.errors import GameError
+from saloon.referee.botprocess import BotProcess
+from saloon.referee.bots import GRPC_PREFIX, resolve_seat
+from saloon.referee.errors import RefereeError
+from saloon.referee.limits import SandboxLimits
+from saloon.referee.match import Match
+from saloon.referee.record import MatchRecord
+from saloon.referee.remote import ProcessSeat
+from saloon.referee.seats import Seat
+from saloon.sdk.errors import BotLoadError
+from saloon.worker.errors import BotRefError, PackageError
+from saloon.worker.sandbox.base import Sandbox, open_sandbox
+from saloon.worker.seasons.spec import (
+    ENTRY_TAG,
+    HOUSE_PREFIX,
+    STORED_PREFIX,
+    MatchSpec,
+    SandboxKind,
+)
+
+log = logging.getLogger(__name__)
+
+#: Runs first in a bot process (Linux): ask the kernel to SIGKILL it when the worker dies
+#: (PR_SET_PDEATHSIG; a worker killed with -9 cannot clean up), then exec the sandbox's own
+#: command line (limits, namespaces, user, runtime), which passes the signal on: the
+#: sandbox's unshare --kill-child / setpriv --pdeathsig end the runtime with it.
+_PARENT_WATCH = (
+    "import ctypes,os,sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
+    "os.getppid() == int(sys.argv[1]) or os._exit(1)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+class WatchedBotProcess(BotProcess):
+    """A bot runtime process that also dies when its worker dies (Linux)."""
+
+    def argv(self) -> list[str]:
+        """The sandbox's command line, started under the parent-death watch."""
+        inner = super().argv()
+        if not sys.platform.startswith("linux"):
+            return inner
+        return [sys.executable, "-S", "-c", _PARENT_WATCH, str(os.getpid()), *inner]
+
+
+@dataclass(frozen=True)
+class PlayedMatch:
+    """A played match: its record and what each seat's bot wrote to stderr (by seat)."""
+
+    record: MatchRecord
+    stderr: dict[int, str]
+
+
+#: Turns a ``bot:NAME@VERSION`` reference into a local path to serve it from (the store's
+#: package registry, saloon.worker.sandbox.stored.StoredBots.unpacked) and its version.
+StoredResolver = Callable[[str], tuple[str, str]]
+
+
+def seat_for(
+    ref: str,
+    game_id: str,
+    sandbox: SandboxKind,
+    limits: SandboxLimits,
+    stored: StoredResolver | None = None,
+) -> Seat:
+    """A live seat for bot reference ``ref``; BotRefError when this worker cannot run it.
+
+    ``limits`` are the sandbox limits a bot path's process runs under; ``stored`` resolves
+    stored bot versions (without it they are refused).
+    """
+    bot, _, _tag = ref.partition(ENTRY_TAG)
+    version = ""
+    if ref.startswith(STORED_PREFIX):
+        if stored is None:
+            raise BotRefError(f"seat {ref!r}: stored bot versions need the results store")
+        bot, version = stored(ref)
+    elif ref.startswith(GRPC_PREFIX):
+        raise BotRefError(f"seat {ref!r}: a season cannot seat a grpc target")
+    if version or (not bot.startswith(HOUSE_PREFIX) and Path(bot).exists()):
+        # A bot path: the match's sandbox, under the season's limits.
+        try:
+            seat = sandbox_for(sandbox).seat(bot, ref, version, limits=limits)
+        except (BotLoadError, PackageError) as exc:  # the bot's own files: not retried
+            raise BotRefError(str(exc)) from None
+        if isinstance(seat, ProcessSeat):
+            # Its whole command line under the worker's parent-death watch.
+            seat.process.__class__ = WatchedBotProcess
+        return seat
+    try:
+        seat = resolve_seat(bot, game_id)
+    except (GameError, RefereeError) as exc:
+        raise BotRefError(str(exc)) from None
+    seat.bot_id = ref  # the record names the season's entry, tag included
+    return seat
+
+
+_sandboxes: dict[SandboxKind, Sandbox] = {}
+_sandboxes_lock = threading.Lock()
+
+
+def sandbox_for(kind: SandboxKind) -> Sandbox:
+    """This process's open sandbox of ``kind`` (opened on first use, then kept warm)."""
+    with _sandboxes_lock:
+        box = _sandboxes.get(kind)
+        if box is None:
+            box = _sandboxes[kind] = open_sandbox(kind.value)
+        return box
+
+
+def sweep_sandboxes() -> int:
+    """Have this process's open sandboxes remove what dead processes of this host left
+    (see :meth:`Sandbox.sweep`); how many things were removed."""
+    with _sandboxes_lock:
+        boxes = list(_sandboxes.values())
+    return sum(box.sweep() for box in boxes)
+
+
+def close_sandboxes() -> None:
+    """Close every sandbox this process opened (removes their containers and processes)."""
+    with _sandboxes_lock:
+        boxes = list(_sandboxes.values())
+        _sandboxes.clear()
+    for box in boxes:
+        box.close()
+
+
+def build_match(spec: MatchSpec, stored: StoredResolver | None = None) -> Match:
+    """The live match of ``spec`` (seats acquired, nothing started yet)."""
+    try:
+        game = get_game(spec.game)
+    except (GameError, RefereeError) as exc:
+        raise BotRefError(str(exc)) from None
+    seats: list[Seat] = []
+    try:
+        for ref in spec.seats:
+            seats.append(seat_for(ref, spec.game, spec.sandbox, spec.sandbox_limits, stored))
+        return Match(
+            game,
+            seats,
+            spec.seed,
+            spec.options,
+            spec.limits,
+            match_id=spec.match_id,
+            wall_ms=spec.wall_cap_ms(game.max_length),
+        )
+    except BaseException:
+        for seat in seats:
+            seat.close()
+        raise
+
+
+def play_spec(spec: MatchSpec, stored: StoredResolver | None = None) -> PlayedMatch:
+    """Play the match of ``spec`` to its end (or its abort) and return what to record."""
+    match = build_match(spec, stored)
+    record = match.run()
+    stderr = {i: text for i, seat in enumerate(match.seats) if (text := seat.diagnostics())}
+    log.info("%s: played (%s)", spec.match_id, record.outcome.value)
+    return PlayedMatch(record, stderr)

@@ -1,0 +1,180 @@
+"""The results store's tables (SQLAlchemy Core); migrations/ creates them, store.py uses them.
+
+Changing a table here needs a new Alembic revision in worker/store/migrations/versions/; a test
+compares a freshly migrated database with this metadata, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+#: Stable constraint names on both backends, so later migrations can name what they drop.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: The migration revision these tables correspond to (a test checks it is the newest).
+SCHEMA_REVISION = "0002"
+
+metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+
+ID = sa.String(200)
+TIME = sa.DateTime(timezone=True)
+
+bots = sa.Table(
+    "bots",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", ID, nullable=False, unique=True),
+    sa.Column("owner", ID, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
+
+bot_versions = sa.Table(
+    "bot_versions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("bot_id", sa.Integer, sa.ForeignKey("bots.id"), nullable=False),
+    sa.Column("version", ID, nullable=False),
+    # 1, 2, 3... per bot: the order versions were added, stable across backends.
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("meta", sa.JSON, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.UniqueConstraint("bot_id", "version"),
+    sa.UniqueConstraint("bot_id", "seq"),
+)
+
+seasons = sa.Table(
+    "seasons",
+    metadata,
+    # The surrogate key is the creation order that results() sorts by.
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("season_id", ID, nullable=False, unique=True),
+    sa.Column("game", ID, nullable=False, index=True),
+    sa.Column("spec", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
+scheduled_matches = sa.Table(
+    "scheduled_matches",
+    metadata,
+    sa.Column("match_id", ID, primary_key=True),
+    sa.Column("season_pk", sa.Integer, sa.ForeignKey("seasons.id"), nullable=False),
+    sa.Column("idx", sa.Integer, nullable=False),
+    sa.Column("spec", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.UniqueConstraint("season_pk", "idx"),
+)
+
+results = sa.Table(
+    "results",
+    metadata,
+    sa.Column("match_id", ID, primary_key=True),
+    sa.Column("game", ID, nullable=False, index=True),
+    sa.Column("options", sa.JSON, nullable=False),
+    # Text: a user's seed for a local match may not fit a 64-bit integer column.
+    sa.Column("seed", sa.String(40), nullable=False),
+    sa.Column("outcome", sa.String(20), nullable=False),
+    sa.Column("abort_reason", sa.Text, nullable=False),
+    sa.Column("saloon_version", sa.String(40), nullable=False),
+    sa.Column("finished_at", TIME, nullable=False),
+)
+
+result_seats = sa.Table(
+    "result_seats",
+    metadata,
+    sa.Column("match_id", ID, sa.ForeignKey("results.match_id"), primary_key=True),
+    sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("bot", ID, nullable=False, index=True),
+    sa.Column("version", ID, nullable=False),
+    # NULL when the match was aborted before the engine scored it.
+    sa.Column("score", sa.Float, nullable=True),
+    sa.Column("rank", sa.Integer, nullable=True),
+    sa.Column("played_out", sa.Boolean, nullable=False),
+    sa.Column("faults", sa.Integer, nullable=False),
+)
+
+faults = sa.Table(
+    "faults",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("match_id", ID, sa.ForeignKey("results.match_id"), nullable=False, index=True),
+    sa.Column("seat", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("decision", sa.Integer, nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+)
+
+match_records = sa.Table(
+    "match_records",
+    metadata,
+    sa.Column("match_id", ID, sa.ForeignKey("results.match_id"), primary_key=True),
+    sa.Column("encoding", sa.String(20), nullable=False),
+    sa.Column("raw_bytes", sa.Integer, nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+
+seat_stderr = sa.Table(
+    "seat_stderr",
+    metadata,
+    sa.Column("match_id", ID, sa.ForeignKey("results.match_id"), primary_key=True),
+    sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("dropped_bytes", sa.Integer, nullable=False),
+)
+
+# -- the arena's tables (revision 0002): accounts, the package registry, season owners ---
+
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("name", ID, primary_key=True),
+    # "user" or "organiser".
+    sa.Column("role", sa.String(20), nullable=False),
+    # sha256 hex of the token's secret part; the token itself is never stored.
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
+
+packages = sa.Table(
+    "packages",
+    metadata,
+    # sha256 hex of ``data`` (the whole digest: a package's key must not be forgeable).
+    sa.Column("digest", sa.String(64), primary_key=True),
+    # The package's files as a gzip-compressed tar (saloon.worker.sandbox.stored).
+    sa.Column("data", sa.LargeBinary, nullable=False),
+    sa.Column("size", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
+
+season_owners = sa.Table(
+    "season_owners",
+    metadata,
+    sa.Column("season_id", ID, primary_key=True),
+    sa.Column("organiser", ID, nullable=False),
+    # The repeating schedule that made it ("" when made by hand).
+    sa.Column("schedule_id", ID, nullable=False),
+)
+
+schedules = sa.Table(
+    "schedules",
+    metadata,
+    sa.Column("schedule_id", ID, primary_key=True),
+    sa.Column("organiser", ID, nullable=False),
+    # The season request repeated (game, options, players, rounds, house bots, ...).
+    sa.Column("spec", sa.JSON, nullable=False),
+    sa.Column("every_s", sa.Integer, nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    # How many seasons it has made (the next one's number).
+    sa.Column("made", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)

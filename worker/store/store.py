@@ -1,0 +1,926 @@
+"""The results store: bots, versions, seasons, schedules, results, faults, records, stderr.
+
+SQLAlchemy Core over a SQLite file (the default) or PostgreSQL (by URL), with the same code
+on both; ``Store.open`` migrates the database to the newest schema (worker/store/migrations/).
+A result is written exactly once per match id: a retried or duplicated job's
+``record_result`` returns False and writes nothing (a unique key + ON CONFLICT DO NOTHING,
+so it holds across processes and machines).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, TypeVar
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+
+from saloon.referee.errors import RecordError
+from saloon.referee.faults import FaultKind
+from saloon.referee.record import MatchRecord
+from saloon.worker.errors import (
+    BotNameTaken,
+    InvalidRecord,
+    InvalidSchedule,
+    SeasonConflict,
+    StoreError,
+    StoreUnavailable,
+    UnknownBot,
+    UnknownMatch,
+    UnknownSeason,
+)
+from saloon.worker.store import schema as t
+from saloon.worker.store.config import DEFAULT_STORE_CONFIG, StoreConfig, resolve_url
+from saloon.worker.store.engine import WRITE_OPTION, create_engine, migrate
+from saloon.worker.store.rows import (
+    BotRow,
+    FaultRow,
+    MatchStatus,
+    Outcome,
+    Progress,
+    ResultRow,
+    ScheduledMatch,
+    ScheduledMatchRow,
+    SeasonRow,
+    SeasonStatus,
+    SeatResult,
+    VersionRow,
+)
+
+__all__ = [
+    "BotRow",
+    "FaultRow",
+    "MatchStatus",
+    "Outcome",
+    "Progress",
+    "ResultRow",
+    "ScheduledMatch",
+    "ScheduledMatchRow",
+    "SeasonRow",
+    "SeasonStatus",
+    "SeatResult",
+    "Store",
+    "VersionRow",
+]
+
+log = logging.getLogger(__name__)
+
+#: How a stored match record is encoded in match_records.data.
+RECORD_ENCODING = "zlib+json"
+
+# Built once: statement objects memoise their cache keys, so the hot path skips that work.
+_INSERT_SEATS = t.result_seats.insert()
+_INSERT_FAULTS = t.faults.insert()
+_INSERT_RECORD = t.match_records.insert()
+_INSERT_STDERR = t.seat_stderr.insert()
+#: PostgreSQL: record a match in one statement (Store._record_once_pg). Every write hangs
+#: off the result row that the first CTE inserts, so a match recorded already (ON
+#: CONFLICT: no row) writes nothing at all. Faults keep their order (their ids are the
+#: order faults() reads back): WITH ORDINALITY, inserted in that order.
+_RECORD_PG = sa.text(
+    """
+WITH r AS (
+    INSERT INTO results
+        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at)
+    VALUES (:match_id, :game, CAST(:options AS JSON), :seed, :outcome, :abort_reason,
+            :saloon_version, :finished_at)
+    ON CONFLICT (match_id) DO NOTHING
+    RETURNING match_id
+), seats AS (
+    INSERT INTO result_seats (match_id, seat, bot, version, score, rank, played_out, faults)
+    SELECT r.match_id, x.seat, x.bot, x.version, x.score, x.rank, x.played_out, x.faults
+    FROM r CROSS JOIN json_to_recordset(CAST(:seats AS JSON)) AS x(
+        seat INTEGER, bot TEXT, version TEXT, score DOUBLE PRECISION, rank INTEGER,
+        played_out BOOLEAN, faults INTEGER)
+), faults AS (
+    INSERT INTO faults (match_id, seat, kind, decision, detail)
+    SELECT r.match_id, CAST(x.f ->> 'seat' AS INTEGER), x.f ->> 'kind',
+           CAST(x.f ->> 'decision' AS INTEGER), x.f ->> 'detail'
+    FROM r CROSS JOIN json_array_elements(CAST(:faults AS JSON)) WITH ORDINALITY AS x(f, n)
+    ORDER BY x.n
+), record AS (
+    INSERT INTO match_records (match_id, encoding, raw_bytes, data)
+    SELECT r.match_id, :encoding, :raw_bytes, :data FROM r
+), stderr AS (
+    INSERT INTO seat_stderr (match_id, seat, "text", dropped_bytes)
+    SELECT r.match_id, x.seat, x."text", x.dropped_bytes
+    FROM r CROSS JOIN json_to_recordset(CAST(:stderr AS JSON)) AS x(
+        seat INTEGER, "text" TEXT, dropped_bytes INTEGER)
+), done AS (
+    UPDATE scheduled_matches SET status = :done, updated_at = :at
+    WHERE match_id IN (SELECT match_id FROM r)
+)
+SELECT match_id FROM r
+"""
+)
+#: Match ids per IN (...) list: well under SQLite's bound-parameter limit.
+_CHUNK = 500
+
+
+_T = TypeVar("_T")
+
+
+class _RecordRows(NamedTuple):
+    """The rows of one match's result, built before its transaction."""
+
+    result: dict[str, Any]
+    seats: list[dict[str, Any]]
+    faults: list[dict[str, Any]]
+    record: dict[str, Any]
+    stderr: list[dict[str, Any]]
+    at: datetime
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _utc(value: datetime) -> datetime:
+    # SQLite hands back naive datetimes (stored as UTC); PostgreSQL aware ones.
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _as_json(value: Any, what: str) -> Any:
+    """``value`` as it will come back from the database (tuples -> lists...)."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidSchedule(f"{what} is not plain JSON: {exc}") from None
+
+
+class Store:
+    """The results store; open one per process with :meth:`open` (safe across threads)."""
+
+    def __init__(self, engine: sa.Engine, config: StoreConfig = DEFAULT_STORE_CONFIG) -> None:
+        self._engine = engine
+        self._config = config
+        self._pid = os.getpid()
+        self._postgres = engine.dialect.name == "postgresql"
+        # Built once: record_result is the hot path, and building a statement per call
+        # costs more than running it.
+        self._insert_result = self._insert_ignore(t.results, ["match_id"]).returning(
+            t.results.c.match_id
+        )
+        self._mark_done = (
+            t.scheduled_matches.update()
+            .where(t.scheduled_matches.c.match_id == sa.bindparam("b_match_id"))
+            .values(status=sa.bindparam("b_status"), updated_at=sa.bindparam("b_at"))
+        )
+
+        self._claim = self._claim_statement()
+
+    @contextmanager
+    def _advisory_write(self, what: str) -> Iterator[sa.Connection]:
+        """A write transaction whose commit need not be durable at once (SQLite).
+
+        Committed with ``synchronous = NORMAL`` (no fsync): with WAL that loses nothing on
+        a killed process, only the last such commits on a power cut. For the claim, whose
+        status is advisory (the result is what counts). SQLite takes the setting only
+        outside a transaction, so it is set before BEGIN and restored after COMMIT.
+        """
+        level = self._config.sqlite_synchronous.upper()  # checked against a fixed list
+        with self._guard(what), self.engine.connect() as conn:
+            conn.execution_options(**{WRITE_OPTION: True})
+            raw = conn.connection.dbapi_connection
+            if raw is None or level not in ("FULL", "EXTRA"):
+                with conn.begin():
+                    yield conn
+                return
+            raw.execute("PRAGMA synchronous = NORMAL")
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                raw.execute(f"PRAGMA synchronous = {level}")
+
+    def _claim_statement(self) -> Any:
+        """UPDATE a scheduled match to RUNNING (an attempt) unless DONE or CANCELLED."""
+        matches = t.scheduled_matches
+        left_alone = (MatchStatus.DONE.value, MatchStatus.CANCELLED.value)
+        where = (matches.c.match_id == sa.bindparam("b_match_id")) & matches.c.status.not_in(
+            left_alone
+        )
+        if self._postgres:
+            # The claim is advisory (the result is what counts): its commit need not wait
+            # for the WAL flush. set_config(..., true) lasts until this statement's own
+            # (implicit) transaction commits, and PostgreSQL reads the setting at commit.
+            off = sa.func.set_config("synchronous_commit", "off", sa.true())
+            where = where & off.is_not(None)
+        return (
+            matches.update()
+            .where(where)
+            .values(
+                status=MatchStatus.RUNNING.value,
+                detail=sa.bindparam("b_worker"),
+                attempts=matches.c.attempts + 1,
+                updated_at=sa.bindparam("b_at"),
+            )
+            .returning(matches.c.status)
+        )
+
+    # -- opening -----------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls, url: str | os.PathLike[str] | None = None, *, config: StoreConfig | None = None
+    ) -> Store:
+        """Open (and migrate to the newest schema) the store at ``url``.
+
+        None -> ``$SALOON_STORE`` or ``./saloon.db``; a plain path is a SQLite file;
+        ``postgresql+psycopg://USER@HOST/DB`` (or ``postgresql://``) is PostgreSQL.
+        """
+        config = config or DEFAULT_STORE_CONFIG
+        engine = create_engine(resolve_url(url), config)
+        store = cls(engine, config)
+        try:
+            with store._guard("open"):
+                migrate(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Close every pooled connection; the store is unusable afterwards."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @property
+    def backend(self) -> str:
+        """ "sqlite" or "postgresql"."""
+        return self._engine.dialect.name
+
+    @property
+    def url(self) -> str:
+        """The store's URL with any password hidden."""
+        return self._engine.url.render_as_string(hide_password=True)
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    # -- connections -------------------------------------------------------------------
+
+    @property
+    def engine(self) -> sa.Engine:
+        """The engine (a forked child drops its parent's pooled connections first)."""
+        if os.getpid() != self._pid:
+            # Sockets inherited over fork belong to the parent: never reuse them.
+            self._engine.dispose(close=False)
+            self._pid = os.getpid()
+        return self._engine
+
+    @contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        """Turn a lost or unreachable database into StoreUnavailable (a job retries)."""
+        try:
+            yield
+        except sa.exc.DBAPIError as exc:
+            if isinstance(exc, sa.exc.OperationalError) or exc.connection_invalidated:
+                cause = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+                raise StoreUnavailable(
+                    f"{what}: store {self.url} unavailable ({type(exc.orig).__name__}: {cause})"
+                ) from exc
+            raise
+
+    @contextmanager
+    def _write(self, what: str) -> Iterator[sa.Connection]:
+        with self._guard(what), self.engine.connect() as conn:
+            conn.execution_options(**{WRITE_OPTION: True})
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _read(self, what: str) -> Iterator[sa.Connection]:
+        with self._guard(what), self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def _insert_ignore(self, table: sa.Table, keys: Sequence[str]) -> Any:
+        """INSERT ... ON CONFLICT (keys) DO NOTHING, in the backend's dialect."""
+        if self._postgres:
+            return pg_dialect.insert(table).on_conflict_do_nothing(index_elements=keys)
+        return sqlite_dialect.insert(table).on_conflict_do_nothing(index_elements=keys)
+
+    def _bytewise(self, column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+        # Text order by bytes on both backends (PostgreSQL's default collation is locale's).
+        return column.collate("C") if self._postgres else column
+
+    # -- bots and versions -------------------------------------------------------------
+
+    def add_bot(self, name: str, owner: str) -> BotRow:
+        """Register bot ``name`` for ``owner``; the same again is a no-op (BotNameTaken if
+        another owner has the name)."""
+        if not name or not owner:
+            raise StoreError("a bot needs a name and an owner")
+        with self._write("add bot") as conn:
+            conn.execute(
+                self._insert_ignore(t.bots, ["name"]).values(
+                    name=name, owner=owner, created_at=_now()
+                )
+            )
+            row = conn.execute(sa.select(t.bots).where(t.bots.c.name == name)).one()
+        if row.owner != owner:
+            raise BotNameTaken(f"bot name {name!r} is taken by another owner")
+        return BotRow(row.name, row.owner, _utc(row.created_at))
+
+    def bot(self, name: str) -> BotRow | None:
+        """The bot called ``name``, or None."""
+        with self._read("bot") as conn:
+            row = conn.execute(sa.select(t.bots).where(t.bots.c.name == name)).one_or_none()
+        return None if row is None else BotRow(row.name, row.owner, _utc(row.created_at))
+
+    def bots(self) -> list[BotRow]:
+        """Every bot, by name."""
+        with self._read("bots") as conn:
+            rows = conn.execute(sa.select(t.bots).order_by(self._bytewise(t.bots.c.name))).all()
+        return [BotRow(r.name, r.owner, _utc(r.created_at)) for r in rows]
+
+    def add_version(self, bot: str, version: str, meta: dict[str, Any] | None = None) -> VersionRow:
+        """Add ``version`` of ``bot``; the same version again returns the stored row (its
+        first meta kept)."""
+        if not version:
+            raise StoreError(f"bot {bot!r}: a version needs a non-empty id")
+        meta_json = _as_json(meta or {}, f"meta of {bot}@{version}")
+        with self._write("add version") as conn:
+            # Row lock on the bot (PostgreSQL): versions of one bot get seq numbers in turn.
+            bot_id = conn.execute(
+                sa.select(t.bots.c.id).where(t.bots.c.name == bot).with_for_update()
+            ).scalar_one_or_none()
+            if bot_id is None:
+                raise UnknownBot(f"no bot named {bot!r}; add_bot first")
+            where = (t.bot_versions.c.bot_id == bot_id) & (t.bot_versions.c.version == version)
+            row = conn.execute(sa.select(t.bot_versions).where(where)).one_or_none()
+            if row is None:
+                seq = conn.execute(
+                    sa.select(sa.func.coalesce(sa.func.max(t.bot_versions.c.seq), 0)).where(
+                        t.bot_versions.c.bot_id == bot_id
+                    )
+                ).scalar_one()
+                conn.execute(
+                    t.bot_versions.insert().values(
+                        bot_id=bot_id,
+                        version=version,
+                        seq=seq + 1,
+                        meta=meta_json,
+                        created_at=_now(),
+                    )
+                )
+                row = conn.execute(sa.select(t.bot_versions).where(where)).one()
+        return VersionRow(bot, row.version, row.seq, dict(row.meta), _utc(row.created_at))
+
+    def versions(self, bot: str) -> list[VersionRow]:
+        """The versions of ``bot``, oldest first ([] for an unknown bot)."""
+        query = (
+            sa.select(t.bot_versions)
+            .join(t.bots, t.bots.c.id == t.bot_versions.c.bot_id)
+            .where(t.bots.c.name == bot)
+            .order_by(t.bot_versions.c.seq)
+        )
+        with self._read("versions") as conn:
+            rows = conn.execute(query).all()
+        return [VersionRow(bot, r.version, r.seq, dict(r.meta), _utc(r.created_at)) for r in rows]
+
+    # -- seasons and schedules ---------------------------------------------------------
+
+    def create_season(
+        self, season_id: str, spec: dict[str, Any], matches: Sequence[ScheduledMatch]
+    ) -> bool:
+        """Store a season and its schedule in one transaction.
+
+        True when created; False when it exists with the same spec (SeasonConflict when the
+        spec differs, or when a match id is scheduled by another season).
+        """
+        if not season_id:
+            raise InvalidSchedule("a season needs a non-empty id")
+        spec_json = _as_json(spec, f"season {season_id}: spec")
+        game = spec_json.get("game") if isinstance(spec_json, dict) else None
+        if not isinstance(game, str) or not game:
+            raise InvalidSchedule(f"season {season_id}: spec needs a 'game' id")
+        rows = self._schedule_rows(season_id, matches)
+        now = _now()
+        try:
+            with self._write("create season") as conn:
+                season_pk = conn.execute(
+                    self._insert_ignore(t.seasons, ["season_id"])
+                    .values(
+                        season_id=season_id,
+                        game=game,
+                        spec=spec_json,
+                        status=SeasonStatus.CREATED.value,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                    .returning(t.seasons.c.id)
+                ).scalar_one_or_none()
+                if season_pk is None:
+                    stored = conn.execute(
+                        sa.select(t.seasons.c.spec).where(t.seasons.c.season_id == season_id)
+                    ).scalar_one()
+                    if stored != spec_json:
+                        raise SeasonConflict(
+                            f"season {season_id!r} exists already with a different spec"
+                        )
+                    return False
+                if rows:
+                    for row in rows:
+                        row.update(season_pk=season_pk, updated_at=now)
+                    conn.execute(t.scheduled_matches.insert(), rows)
+        except sa.exc.IntegrityError:
+            raise SeasonConflict(
+                f"season {season_id!r}: a match id of its schedule belongs to another season"
+            ) from None
+        log.info("store: season %s created with %d matches", season_id, len(rows))
+        return True
+
+    @staticmethod
+    def _schedule_rows(season_id: str, matches: Sequence[ScheduledMatch]) -> list[dict[str, Any]]:
+        ids: set[str] = set()
+        indices: set[int] = set()
+        rows = []
+        for match in matches:
+            if not match.match_id:
+                raise InvalidSchedule(f"season {season_id}: a match needs a non-empty id")
+            if match.match_id in ids:
+                raise InvalidSchedule(f"season {season_id}: match id {match.match_id!r} twice")
+            if match.index in indices:
+                raise InvalidSchedule(f"season {season_id}: schedule index {match.index} twice")
+            ids.add(match.match_id)
+            indices.add(match.index)
+            rows.append(
+                {
+                    "match_id": match.match_id,
+                    "idx": match.index,
+                    "spec": _as_json(match.spec, f"match {match.match_id}: spec"),
+                    "status": MatchStatus.PENDING.value,
+                    "attempts": 0,
+                    "detail": "",
+                }
+            )
+        return rows
+
+    def season(self, season_id: str) -> SeasonRow | None:
+        """The season ``season_id``, or None."""
+        with self._read("season") as conn:
+            row = conn.execute(
+                sa.select(t.seasons).where(t.seasons.c.season_id == season_id)
+            ).one_or_none()
+        return None if row is None else _season_row(row)
+
+    def seasons(self, game: str | None = None) -> list[SeasonRow]:
+        """Every season (of ``game``), in creation order."""
+        query = sa.select(t.seasons).order_by(t.seasons.c.id)
+        if game is not None:
+            query = query.where(t.seasons.c.game == game)
+        with self._read("seasons") as conn:
+            return [_season_row(r) for r in conn.execute(query).all()]
+
+    def set_season_status(self, season_id: str, status: SeasonStatus) -> None:
+        """Set a season's status (UnknownSeason if there is no such season)."""
+        status = SeasonStatus(status)
+        with self._write("set season status") as conn:
+            done = conn.execute(
+                t.seasons.update()
+                .where(t.seasons.c.season_id == season_id)
+                .values(status=status.value, updated_at=_now())
+            ).rowcount
+        if done == 0:
+            raise UnknownSeason(f"no season {season_id!r}")
+
+    def scheduled(
+        self, season_id: str, statuses: Iterable[MatchStatus] | None = None
+    ) -> list[ScheduledMatchRow]:
+        """The season's matches in schedule order, with status and attempts (only those in
+        ``statuses`` when given)."""
+        query = (
+            sa.select(t.scheduled_matches, t.seasons.c.season_id)
+            .join(t.seasons, t.seasons.c.id == t.scheduled_matches.c.season_pk)
+            .where(t.seasons.c.season_id == season_id)
+            .order_by(t.scheduled_matches.c.idx)
+        )
+        if statuses is not None:
+            wanted = [MatchStatus(x).value for x in statuses]
+            query = query.where(t.scheduled_matches.c.status.in_(wanted))
+        with self._read("scheduled") as conn:
+            self._season_pk(conn, season_id)
+            rows = conn.execute(query).all()
+        return [_scheduled_row(r) for r in rows]
+
+    def scheduled_match(self, match_id: str) -> ScheduledMatchRow | None:
+        """One scheduled match by id, or None."""
+        query = (
+            sa.select(t.scheduled_matches, t.seasons.c.season_id)
+            .join(t.seasons, t.seasons.c.id == t.scheduled_matches.c.season_pk)
+            .where(t.scheduled_matches.c.match_id == match_id)
+        )
+        with self._read("scheduled match") as conn:
+            row = conn.execute(query).one_or_none()
+        return None if row is None else _scheduled_row(row)
+
+    def mark_match(self, match_id: str, status: MatchStatus, detail: str = "") -> None:
+        """Set a scheduled match's status; RUNNING counts an attempt; DONE is never undone."""
+        self.mark_matches([match_id], status, detail)
+
+    def mark_matches(self, match_ids: Sequence[str], status: MatchStatus, detail: str = "") -> int:
+        """Set the status of many scheduled matches in one transaction (enqueueing a season);
+        returns how many changed (DONE ones never do). UnknownMatch, and nothing changed,
+        if any id is not scheduled."""
+        status = MatchStatus(status)
+        ids = list(dict.fromkeys(match_ids))
+        values: dict[str, Any] = {"status": status.value, "detail": detail, "updated_at": _now()}
+        if status is MatchStatus.RUNNING:
+            values["attempts"] = t.scheduled_matches.c.attempts + 1
+        column = t.scheduled_matches.c.match_id
+        changed = 0
+        with self._write("mark matches") as conn:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                found = set(conn.execute(sa.select(column).where(column.in_(chunk))).scalars())
+                missing = [m for m in chunk if m not in found]
+                if missing:
+                    raise UnknownMatch(
+                        f"no scheduled match {missing[0]!r}"
+                        + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                    )
+                changed += conn.execute(
+                    t.scheduled_matches.update()
+                    .where(column.in_(chunk))
+                    .where(t.scheduled_matches.c.status != MatchStatus.DONE.value)
+                    .values(**values)
+                ).rowcount
+        return changed
+
+    def claim_match(self, match_id: str, worker: str = "") -> MatchStatus | None:
+        """Mark a scheduled match RUNNING (an attempt) unless it is DONE or CANCELLED, in one
+        round trip; its status afterwards (RUNNING when claimed), None if not scheduled.
+
+        The seasons' jobs call it before every match. The status is advisory (the result
+        is what counts), so on PostgreSQL this commit does not wait for the WAL flush.
+        """
+        values = {"b_match_id": match_id, "b_worker": worker, "b_at": _now()}
+        return self._again_if_dropped(lambda: self._claim_once(match_id, values))
+
+    def _claim_once(self, match_id: str, values: dict[str, Any]) -> MatchStatus | None:
+        matches = t.scheduled_matches
+        if self._postgres:
+            # One statement in autocommit: one round trip instead of BEGIN, SET LOCAL,
+            # UPDATE and COMMIT.
+            with self._guard("claim match"), self.engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                claimed = conn.execute(self._claim, values).scalar_one_or_none()
+                if claimed is None:
+                    claimed = conn.execute(
+                        sa.select(matches.c.status).where(matches.c.match_id == match_id)
+                    ).scalar_one_or_none()
+        else:
+            with self._advisory_write("claim match") as conn:
+                claimed = conn.execute(self._claim, values).scalar_one_or_none()
+                if claimed is None:
+                    claimed = conn.execute(
+                        sa.select(matches.c.status).where(matches.c.match_id == match_id)
+                    ).scalar_one_or_none()
+        return None if claimed is None else MatchStatus(claimed)
+
+    def progress(self, season_id: str) -> Progress:
+        """How many of the season's matches are in each status."""
+        with self._read("progress") as conn:
+            season_pk = self._season_pk(conn, season_id)
+            rows = conn.execute(
+                sa.select(t.scheduled_matches.c.status, sa.func.count())
+                .where(t.scheduled_matches.c.season_pk == season_pk)
+                .group_by(t.scheduled_matches.c.status)
+            ).all()
+        counts = {MatchStatus(status): int(n) for status, n in rows}
+        return Progress(season_id, sum(counts.values()), counts)
+
+    @staticmethod
+    def _season_pk(conn: sa.Connection, season_id: str) -> int:
+        pk = conn.execute(
+            sa.select(t.seasons.c.id).where(t.seasons.c.season_id == season_id)
+        ).scalar_one_or_none()
+        if pk is None:
+            raise UnknownSeason(f"no season {season_id!r}")
+        return int(pk)
+
+    # -- results -----------------------------------------------------------------------
+
+    def record_result(
+        self,
+        match_id: str,
+        record: dict[str, Any],
+        stderr: Mapping[int, str],
+        *,
+        parsed: MatchRecord | None = None,
+    ) -> bool:
+        """Store a finished match once: True when this call wrote it, False when it was
+        already recorded (a retried or duplicated job). Marks the scheduled match DONE.
+
+        ``parsed``: the MatchRecord that ``record`` is the JSON of, when the caller holds
+        it (a worker that just played the match): its header is then not parsed again.
+        StoreUnavailable when the database is unreachable or drops the connection: nothing
+        was written, so the job may simply retry.
+        """
+        if not isinstance(record, dict):
+            raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
+        try:
+            # Checked before the record is parsed, so the message is the store's own.
+            outcome = Outcome(record.get("outcome", Outcome.COMPLETED.value))
+        except ValueError:
+            raise InvalidRecord(
+                f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
+            ) from None
+        if parsed is None or parsed.match_id != match_id or not isinstance(record.get("log"), list):
+            parsed = _parse_record(match_id, record)
+        try:
+            raw = orjson.dumps(record)
+        except TypeError as exc:
+            raise InvalidRecord(f"match {match_id}: the record is not plain JSON: {exc}") from None
+        blob = zlib.compress(raw, self._config.compress_level)
+        faults_per_seat: dict[int, int] = {}
+        for fault in parsed.faults:
+            faults_per_seat[fault.seat] = faults_per_seat.get(fault.seat, 0) + 1
+        played_out = set(parsed.played_out)
+        seats = [
+            {
+                "match_id": match_id,
+                "seat": info.seat,
+                "bot": info.bot,
+                "version": info.version,
+                "score": parsed.scores[info.seat] if info.seat < len(parsed.scores) else None,
+                "rank": parsed.ranks[info.seat] if info.seat < len(parsed.ranks) else None,
+                "played_out": info.seat in played_out,
+                "faults": faults_per_seat.get(info.seat, 0),
+            }
+            for info in parsed.seats
+        ]
+        fault_rows = [
+            {
+                "match_id": match_id,
+                "seat": f.seat,
+                "kind": f.kind.value,
+                "decision": f.decision,
+                "detail": f.detail,
+            }
+            for f in parsed.faults
+        ]
+        stderr_rows = [
+            self._stderr_row(match_id, seat, text) for seat, text in sorted(stderr.items()) if text
+        ]
+        now = _now()
+        result_row = {
+            "match_id": match_id,
+            "game": parsed.game,
+            "options": dict(parsed.options),
+            "seed": str(parsed.seed),
+            "outcome": outcome.value,
+            "abort_reason": str(record.get("abort_reason") or ""),
+            "saloon_version": parsed.saloon_version,
+            "finished_at": now,
+        }
+        blob_row = {
+            "match_id": match_id,
+            "encoding": RECORD_ENCODING,
+            "raw_bytes": len(raw),
+            "data": blob,
+        }
+        rows = _RecordRows(result_row, seats, fault_rows, blob_row, stderr_rows, now)
+        return self._again_if_dropped(lambda: self._record_once(match_id, rows))
+
+    def _again_if_dropped(self, attempt: Callable[[], _T]) -> _T:
+        """Run a hot-path transaction; once more if the connection turned out dead.
+
+        Pooled connections in steady use are not pinged (store_engine); one the server
+        dropped fails its first statement, SQLAlchemy replaces it, and the second attempt
+        runs on a fresh connection. Both callers are idempotent (a result is written once).
+        """
+        try:
+            return attempt()
+        except StoreUnavailable as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, sa.exc.DBAPIError) and cause.connection_invalidated):
+                raise
+            log.info("store: connection dropped (%s); once more on a fresh one", cause.orig)
+            return attempt()
+
+    def _record_once(self, match_id: str, rows: _RecordRows) -> bool:
+        if self._postgres:
+            return self._record_once_pg(match_id, rows)
+        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
+        with self._write(f"record result of {match_id}") as conn:
+            # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
+            written = conn.execute(self._insert_result, result_row).scalar_one_or_none()
+            if written is None:
+                log.info("store: %s already recorded; this copy is dropped", match_id)
+                return False
+            if seats:
+                conn.execute(_INSERT_SEATS, seats)
+            if fault_rows:
+                conn.execute(_INSERT_FAULTS, fault_rows)
+            conn.execute(_INSERT_RECORD, blob_row)
+            if stderr_rows:
+                conn.execute(_INSERT_STDERR, stderr_rows)
+            conn.execute(
+                self._mark_done,
+                {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
+            )
+        return True
+
+    def _record_once_pg(self, match_id: str, rows: _RecordRows) -> bool:
+        """PostgreSQL: the whole result in ONE statement, in autocommit (one round trip).
+
+        The statement is its own transaction (all of it or nothing, a durable commit);
+        its inserts and the DONE mark all hang off the result row the first CTE inserts,
+        so when the match is recorded already (ON CONFLICT) the statement writes nothing.
+        Row sets (seats, faults, stderr) travel as JSON arrays.
+        """
+        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
+        params = {
+            **result_row,
+            "options": _json_text(result_row["options"]),
+            "seats": _json_text(seats),
+            "faults": _json_text(fault_rows),
+            "stderr": _json_text(stderr_rows),
+            "encoding": blob_row["encoding"],
+            "raw_bytes": blob_row["raw_bytes"],
+            "data": blob_row["data"],
+            "done": MatchStatus.DONE.value,
+            "at": now,
+        }
+        with self._guard(f"record result of {match_id}"), self.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            written = conn.execute(_RECORD_PG, params).scalar_one_or_none()
+        if written is None:
+            log.info("store: %s already recorded; this copy is dropped", match_id)
+            return False
+        return True
+
+    def _stderr_row(self, match_id: str, seat: int, text: str) -> dict[str, Any]:
+        data = text.encode("utf-8", errors="replace")
+        cap = self._config.stderr_cap_bytes
+        kept = data[:cap].decode("utf-8", errors="ignore")  # never split a character
+        return {
+            "match_id": match_id,
+            "seat": int(seat),
+            "text": kept,
+            "dropped_bytes": len(data) - len(kept.encode("utf-8")),
+        }
+
+    def _results_query(self, where: sa.ColumnElement[bool] | None) -> sa.Select[Any]:
+        joined = t.results.outerjoin(
+            t.scheduled_matches, t.scheduled_matches.c.match_id == t.results.c.match_id
+        ).outerjoin(t.seasons, t.seasons.c.id == t.scheduled_matches.c.season_pk)
+        query = sa.select(t.results, t.seasons.c.season_id, t.scheduled_matches.c.idx).select_from(
+            joined
+        )
+        return query if where is None else query.where(where)
+
+    def _fetch_results(
+        self, conn: sa.Connection, where: sa.ColumnElement[bool] | None
+    ) -> list[ResultRow]:
+        query = self._results_query(where).order_by(
+            # Schedule order: seasons by creation, then index; matches outside any season
+            # after them, by id. Never completion order.
+            sa.case((t.seasons.c.id.is_(None), 1), else_=0),
+            t.seasons.c.id,
+            t.scheduled_matches.c.idx,
+            self._bytewise(t.results.c.match_id),
+        )
+        rows = conn.execute(query).all()
+        if not rows:
+            return []
+        ids = self._results_query(where).with_only_columns(t.results.c.match_id)
+        seats: dict[str, list[SeatResult]] = {}
+        c = t.result_seats.c
+        # Plain tuples, fetched at once: a ratings fold reads every result of a game.
+        for match_id, seat, bot, version, score, rank, played_out, faults in conn.execute(
+            sa.select(c.match_id, c.seat, c.bot, c.version, c.score, c.rank, c.played_out, c.faults)
+            .where(c.match_id.in_(ids.scalar_subquery()))
+            .order_by(c.match_id, c.seat)
+        ).all():
+            seats.setdefault(match_id, []).append(
+                SeatResult(seat, bot, version, score, rank, bool(played_out), faults)
+            )
+        return [
+            ResultRow(
+                match_id=r.match_id,
+                season_id=r.season_id,
+                index=r.idx,
+                game=r.game,
+                options=dict(r.options),
+                seed=int(r.seed),
+                outcome=Outcome(r.outcome),
+                abort_reason=r.abort_reason,
+                seats=tuple(seats.get(r.match_id, ())),
+                saloon_version=r.saloon_version,
+                finished_at=_utc(r.finished_at),
+            )
+            for r in rows
+        ]
+
+    def result(self, match_id: str) -> ResultRow | None:
+        """The recorded result of ``match_id``, or None."""
+        with self._read("result") as conn:
+            found = self._fetch_results(conn, t.results.c.match_id == match_id)
+        return found[0] if found else None
+
+    def results(self, *, game: str | None = None, season_id: str | None = None) -> list[ResultRow]:
+        """Recorded results in SCHEDULE order (season creation order, then schedule index;
+        matches outside seasons last, by id), never completion order."""
+        conditions: list[sa.ColumnElement[bool]] = []
+        if game is not None:
+            conditions.append(t.results.c.game == game)
+        if season_id is not None:
+            conditions.append(t.seasons.c.season_id == season_id)
+        with self._read("results") as conn:
+            if season_id is not None:
+                self._season_pk(conn, season_id)
+            return self._fetch_results(conn, sa.and_(*conditions) if conditions else None)
+
+    def faults(self, match_id: str) -> list[FaultRow]:
+        """The faults of a recorded match, in the order they happened."""
+        with self._read("faults") as conn:
+            rows = conn.execute(
+                sa.select(t.faults).where(t.faults.c.match_id == match_id).order_by(t.faults.c.id)
+            ).all()
+        return [FaultRow(r.match_id, r.seat, FaultKind(r.kind), r.decision, r.detail) for r in rows]
+
+    def match_record(self, match_id: str) -> dict[str, Any] | None:
+        """The full match record as it was recorded (decompressed), or None."""
+        with self._read("match record") as conn:
+            row = conn.execute(
+                sa.select(t.match_records).where(t.match_records.c.match_id == match_id)
+            ).one_or_none()
+        if row is None:
+            return None
+        if row.encoding != RECORD_ENCODING:
+            raise StoreError(f"match {match_id}: record encoding {row.encoding!r} unknown")
+        loaded: dict[str, Any] = orjson.loads(zlib.decompress(row.data))
+        return loaded
+
+    def stderr(self, match_id: str, seat: int) -> str:
+        """What seat ``seat`` wrote to stderr in the match (capped); "" if nothing."""
+        with self._read("stderr") as conn:
+            row = conn.execute(
+                sa.select(t.seat_stderr).where(
+                    (t.seat_stderr.c.match_id == match_id) & (t.seat_stderr.c.seat == seat)
+                )
+            ).one_or_none()
+        if row is None:
+            return ""
+        if row.dropped_bytes:
+            return f"{row.text}\n[... {row.dropped_bytes} more bytes of stderr dropped]\n"
+        return str(row.text)
+
+
+def _parse_record(match_id: str, record: dict[str, Any]) -> MatchRecord:
+    """The record's header, seats, faults, scores and ranks, checked; the log is only
+    checked to be a list (parsing ~240 entries would cost more than storing them)."""
+    if not isinstance(record.get("log"), list):
+        raise InvalidRecord(f"match {match_id}: the record has no 'log' list")
+    try:
+        parsed = MatchRecord.from_json({**record, "log": []})
+    except RecordError as exc:
+        raise InvalidRecord(f"match {match_id}: {exc}") from None
+    if parsed.match_id != match_id:
+        raise InvalidRecord(f"record of match {parsed.match_id!r} given for match {match_id!r}")
+    return parsed
+
+
+def _season_row(row: sa.Row[Any]) -> SeasonRow:
+    return SeasonRow(
+        season_id=row.season_id,
+        game=row.game,
+        spec=dict(row.spec),
+        status=SeasonStatus(row.status),
+        seq=row.id,
+        created_at=_utc(row.created_at),
+        updated_at=_utc(row.updated_at),
+    )
+
+
+def _scheduled_row(row: sa.Row[Any]) -> ScheduledMatchRow:
+    return ScheduledMatchRow(
+        match_id=row.match_id,
+        season_id=row.season_id,
+        index=row.idx,
+        spec=dict(row.spec),
+        status=MatchStatus(row.status),
+        attempts=row.attempts,
+        detail=row.detail,
+        updated_at=_utc(row.updated_at),
+    )
