@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from saloon.arena.cli import season_leaderboard
 from saloon.worker.seasons import cli as cli_season
 from saloon.worker.seasons.schedule import SeasonSpec
 
@@ -25,7 +26,9 @@ def test_the_demo_ends_with_each_seasons_leaderboard(
     )
     monkeypatch.setattr(cli_season, "demo_seasons", lambda rounds: [tiny])
     out = io.StringIO()
-    args = argparse.Namespace(rounds=1, store=str(tmp_path / "demo.db"), game=None)
+    args = argparse.Namespace(
+        rounds=1, store=str(tmp_path / "demo.db"), game=None, reports=(season_leaderboard,)
+    )
     assert cli_season.cmd_demo(args, out) == 0
     text = out.getvalue()
     board = text[text.index("seas-of-strife-v1 · season demo-tiny") :]  # after the standings

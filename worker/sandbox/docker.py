@@ -482,7 +482,7 @@ def _remove_dir(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-# -- the ``docker:`` seat kind of ``saloon play`` (entry point group saloon.seats) ----------
+# -- the ``docker:`` seat kind of ``saloon play`` (SEAT_KINDS in saloon.arena.cli) ----------
 _play_sandbox: DockerSandbox | None = None
 _play_lock = threading.Lock()
 
