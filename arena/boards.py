@@ -1,7 +1,7 @@
 """Leaderboards as the arena serves them: folded once per change of the results.
 
-A board is a fold over every result of its ladder (~20 ms for a few dozen matches here, and
-growing with them), and readers ask far more often than results arrive. So each rendered
+A board is a fold over every result of its ladder (its cost grows with them; bench/arena.py
+measures it), and readers ask far more often than results arrive. So each rendered
 board (the API's message, the HTML page) is kept with the results' stamp it was made from
 (their count and newest finish time, one cheap query) and made again only when the stamp
 has moved. One reader makes a missing board while the others of the same key wait for it.

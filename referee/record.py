@@ -41,7 +41,7 @@ class AbortReason(StrEnum):
     WALL_CLOCK = "wall_clock"
 
 
-@functools.cache  # a metadata lookup costs ~1.5 ms; a season worker asks 4x per match
+@functools.cache  # a metadata lookup reads files; a season worker asks several times a match
 def saloon_version() -> str:
     """The installed saloon version (recorded with every match)."""
     try:

@@ -1,6 +1,7 @@
 """Seats whose bot answers over the bot protocol (gRPC): a running runtime, or a process.
 
-One bidirectional stream per match and seat (MEASURED.md: a call per decision costs ~2x).
+One bidirectional stream per match and seat: a unary call per decision would cost more than
+a message on an open stream (bench/protocol.py measures the round trip against its floor).
 The referee is the gRPC client. Raw bytes travel on the stream and are parsed here, so a
 malformed message is an INVALID answer rather than a dead stream.
 
@@ -449,7 +450,7 @@ class GrpcSeat(Seat):
         ask = wire.decision
         ask.index = index
         ask.kind = request.kind
-        # orjson: ~15x faster than json.dumps here, the same compact UTF-8 text.
+        # orjson: far faster than json.dumps here, the same compact UTF-8 text.
         ask.observation_json = orjson.dumps(request.observation)
         ask.legal_json = orjson.dumps(request.legal)
         ask.decision_ms = request.decision_ms

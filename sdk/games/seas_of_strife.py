@@ -145,8 +145,8 @@ class Observation:
         return self.num_seats - len(self.trick) - 1
 
 
-#: Every card, built once: decoding looks cards up instead of constructing them (a frozen
-#: dataclass costs ~1 us to build, and an observation holds up to ~75 cards).
+#: Every card, built once: decoding looks cards up instead of constructing them (building
+#: a frozen dataclass per card of every observation is what decoding would cost otherwise).
 _CARDS: list[Card] = [Card(n) for n in range(75)]
 _PLAYS: dict[tuple[int, int], Play] = {}
 

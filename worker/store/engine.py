@@ -31,7 +31,8 @@ def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-#: JSON columns through orjson (a core dependency): ~10x the stdlib on the hot path.
+#: JSON columns through orjson (a core dependency): far faster than the stdlib on the hot
+#: path.
 _JSON_CODEC: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": orjson.loads}
 
 #: Execution option a store connection carries when it is about to write.
@@ -163,7 +164,7 @@ def current_revision(conn: sa.Connection) -> str | None:
 def migrate(engine: sa.Engine) -> None:
     """Bring the database to the head revision; safe when processes open it at once.
 
-    A database already at SCHEMA_REVISION costs one query: Alembic (~0.4 s to import) is
+    A database already at SCHEMA_REVISION costs one query: Alembic (slow to import) is
     loaded only when there is something to migrate.
     """
     with engine.connect() as conn, conn.begin():
