@@ -20,7 +20,6 @@ The same files submitted again are the same version: accepted without a new matc
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import tempfile
 import time
@@ -35,6 +34,7 @@ from saloon.referee.errors import RefereeError
 from saloon.referee.limits import DEFAULT_LIMITS, DEFAULT_SANDBOX_LIMITS
 from saloon.referee.match import Match
 from saloon.referee.seats import Seat
+from saloon.referee.seeds import text_seed
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import (
     BotNameTaken,
@@ -203,8 +203,7 @@ def submit(
         return Submission(
             True, name, package.version, False, None, f"{name} {package.version}: accepted before"
         )
-    seed = int.from_bytes(hashlib.sha256(package.version.encode()).digest()[:6], "big")
-    result = qualify(package, name, game_id, sandbox, seed)
+    result = qualify(package, name, game_id, sandbox, text_seed(package.version))
     if not result.passed:
         why = "; ".join(result.faults) or "the match did not complete"
         log.info("%s %s: qualification failed (%s)", name, package.version, why)

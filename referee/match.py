@@ -11,7 +11,6 @@ ranks it last. The match always finishes with a valid record.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import random
 import time
@@ -29,15 +28,10 @@ from saloon.referee.seats import (
     SeatFactory,
     StartInfo,
 )
+from saloon.referee.seeds import derive_seed
 from saloon.sdk.house.random_bot import RandomBot
 
 log = logging.getLogger(__name__)
-
-
-def derive_seed(seed: int, label: str) -> int:
-    """A 63-bit seed for one purpose of a match (chance, a seat's bot), stable everywhere."""
-    digest = hashlib.sha256(f"{seed}:{label}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def final_ranks(engine_ranks: Sequence[int], played_out: Sequence[int]) -> list[int]:

@@ -21,9 +21,10 @@ import pytest
 from saloon.referee.botprocess import ENV_ALLOW, Containment, containment
 from saloon.referee.bots import resolve_seat
 from saloon.referee.limits import MatchLimits, SandboxLimits
-from saloon.referee.match import derive_seed, play_match
+from saloon.referee.match import play_match
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
+from saloon.referee.seeds import derive_seed
 
 from .helpers import bot, check_record
 

@@ -39,7 +39,7 @@ from saloon.referee.limits import (
     MatchLimits,
     SandboxLimits,
 )
-from saloon.referee.match import derive_seed
+from saloon.referee.seeds import derive_seed
 from saloon.worker.errors import SeasonSpecError
 from saloon.worker.seasons.spec import MatchSpec, SandboxKind, check_season_id, match_id
 
