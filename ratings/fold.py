@@ -54,7 +54,12 @@ class HistoryPoint(NamedTuple):
 
 @dataclass
 class BotStats:
-    """What one bot did in the folded results (all its versions together)."""
+    """What one bot did in the folded results (all its versions together).
+
+    Not the season standings' count (saloon.worker.seasons.standings, which counts every
+    seat and every shared first as a win): a bot in several seats of a match counts one
+    match at the mean of its places, and a win is a first place alone.
+    """
 
     bot: str
     owner: str = ""

@@ -2,6 +2,14 @@
 
 Wins, mean place (1 = first) and mean score per bot over the completed matches (aborted ones are
 skipped); ratings (saloon.ratings) turn the same results into a leaderboard.
+
+The leaderboard's statistics (:class:`saloon.ratings.fold.BotStats`) are a different count and
+are computed there (each printed figure depends on its own definition): a line here is one
+seat's bot id (a stored bot's versions apart), every seat is a match and every rank 0 is a win,
+a shared first included; there, a line is a bot name (its versions together), a bot in several
+seats counts one match at the mean of its places, and only a first place alone is a win. With
+one seat and one version per bot and no shared first, the two count the same matches, wins,
+places, points and faults (tests/unit/test_season_stats.py).
 """
 
 from __future__ import annotations
@@ -14,7 +22,8 @@ from saloon.worker.store.rows import Outcome, ResultRow
 
 @dataclass(frozen=True)
 class Standing:
-    """One participant's line: matches played, wins (rank 0), mean rank and score, faults."""
+    """One participant's line: matches played, wins (rank 0, shared or not), mean rank
+    (0 = first) and score, faults."""
 
     bot: str
     matches: int
