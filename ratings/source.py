@@ -1,9 +1,9 @@
 """The adapter from the results store (saloon.worker.store.store) to the fold's plain inputs.
 
-Seat bot ids come in three forms (saloon.worker.seasons.spec): ``house:NAME`` (owner ``house``),
-``bot:NAME@VERSION`` (a stored bot; owner from the store's bot registry; shown as NAME)
-and a local path (owner ``local``); each may end in ``#TAG``, another entry of the same
-bot in one season, which is rated as an entry of its own (shown as ``NAME#TAG``).
+Seat bot ids are season entries (saloon.sdk.botref), in three forms: ``house:NAME`` (owner
+``house``), ``bot:NAME@VERSION`` (a stored bot; owner from the store's bot registry; shown
+as NAME) and a local path (owner ``local``); each may end in ``#TAG``, another entry of the
+same bot in one season, which is rated as an entry of its own (shown as ``NAME#TAG``).
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import BotInfo
 from saloon.ratings.results import Outcome, Result, SeatResult
+from saloon.sdk.botref import ENTRY_TAG, HOUSE, STORED, parse_entry
 
 if TYPE_CHECKING:
     from saloon.worker.store.rows import ResultRow
     from saloon.worker.store.store import Store
 
-HOUSE_PREFIX = "house:"
-STORED_PREFIX = "bot:"
 #: Owner shown for house bots and for bots given as local paths.
 HOUSE_OWNER, LOCAL_OWNER = "house", "local"
 #: Season sequence given to matches recorded outside any season: after every season.
@@ -30,24 +29,24 @@ OUTSIDE_SEASONS = 2**31
 
 def bot_name(seat_bot: str) -> tuple[str, str]:
     """(name shown, version written in the id or "") of a seat's bot id."""
-    if seat_bot.startswith(STORED_PREFIX):
-        body, hash_, tag = seat_bot[len(STORED_PREFIX) :].partition("#")
-        name, _, version = body.partition("@")
-        return name + hash_ + tag, version
+    entry = parse_entry(seat_bot)
+    if entry.kind == STORED:
+        return entry.name + entry.tag_suffix, entry.version
     return seat_bot, ""
 
 
 def registry_name(shown: str) -> str:
     """The store registry's name of a bot shown as ``shown`` (its ``#TAG`` dropped)."""
-    return shown.partition("#")[0]
+    return shown.partition(ENTRY_TAG)[0]
 
 
 def owner_of(seat_bot: str, owners: dict[str, str]) -> str:
     """The owner of a seat's bot: the registry's, ``house`` or ``local``."""
-    if seat_bot.startswith(HOUSE_PREFIX):
+    entry = parse_entry(seat_bot)
+    if entry.kind == HOUSE:
         return HOUSE_OWNER
-    if seat_bot.startswith(STORED_PREFIX):
-        return owners.get(registry_name(bot_name(seat_bot)[0]), "")
+    if entry.kind == STORED:
+        return owners.get(entry.name, "")
     return LOCAL_OWNER
 
 

@@ -1,5 +1,7 @@
 """Turning a seat specification into a :class:`Seat`.
 
+The seat forms (parsed by :func:`saloon.sdk.botref.parse_seat`):
+
 * ``house:NAME``: a house bot, in the referee's process (trusted, not clocked);
 * ``grpc:TARGET``: a bot runtime already serving at a gRPC target (``grpc:unix:/tmp/b.sock``,
   ``grpc:127.0.0.1:50051``), e.g. one started by hand under a debugger;
@@ -22,12 +24,11 @@ from typing import Any
 from saloon.referee.errors import BotSpecError
 from saloon.referee.record import saloon_version
 from saloon.referee.seats import InProcessSeat, Seat, SeatFactory
+from saloon.sdk.botref import GRPC, HOUSE, parse_seat
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 from saloon.sdk.house import make_house_bot
 from saloon.sdk.loader import bot_entry, bot_version, load_bot
 
-HOUSE_PREFIX = "house:"
-GRPC_PREFIX = "grpc:"
 #: How long to wait for a TCP ``grpc:HOST:PORT`` target to accept before saying so.
 PROBE_TIMEOUT_S = 2.0
 #: The sandbox of a bare bot path unless told otherwise: the local process.
@@ -49,30 +50,27 @@ def resolve_seat(
     of higher layers, by name.
     """
     kinds = kinds or {}
-    kind, sep, rest = spec.partition(":")
-    if sep and kind not in ("house", "grpc") and len(kind) > 1:
-        factory = kinds.get(kind)
-        if factory is not None:
-            return factory(rest, game_id)
+    ref = parse_seat(spec, kinds)
+    if ref.is_seat_kind:
+        return kinds[ref.kind](ref.name, game_id)
     if sandbox != PROCESS_SANDBOX and not debug and Path(spec).exists():
         factory = kinds.get(sandbox)
         if factory is None:
             known = ", ".join([PROCESS_SANDBOX, *sorted(kinds)])
             raise BotSpecError(f"unknown sandbox {sandbox!r} (sandboxes here: {known})")
         return factory(spec, game_id)
-    if spec.startswith(HOUSE_PREFIX):
-        name = spec[len(HOUSE_PREFIX) :]
+    if ref.kind == HOUSE:
         try:
             return InProcessSeat(
-                make_house_bot(game_id, name),
+                make_house_bot(game_id, ref.name),
                 spec,
                 bot_version=f"saloon-{saloon_version()}",
                 debug=debug,
             )
         except UnknownHouseBot as exc:
             raise BotSpecError(str(exc)) from None
-    if spec.startswith(GRPC_PREFIX):
-        target = spec[len(GRPC_PREFIX) :]
+    if ref.kind == GRPC:
+        target = ref.name
         if not target:
             raise BotSpecError(f"seat {spec!r}: expected grpc:TARGET (grpc:unix:PATH)")
         _probe(spec, target)

@@ -15,6 +15,10 @@ class UnknownHouseBot(SdkError):
     """A ``house:NAME`` that no house bot answers to for the game."""
 
 
+class MalformedBotRef(SdkError):
+    """A string that should name a stored bot version and does not (``bot:NAME@VERSION``)."""
+
+
 class BotLoadError(SdkError):
     """A bot file or folder that cannot be loaded as a bot."""
 

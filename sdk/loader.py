@@ -24,12 +24,12 @@ from pathlib import Path
 from types import ModuleType
 
 from saloon.sdk.bot import Bot, FunctionBot
+from saloon.sdk.botref import HOUSE, parse_seat
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 
 #: A fresh bot for a match of the given game id.
 BotFactory = Callable[[str], Bot]
 ENTRY_FILE = "bot.py"
-HOUSE_PREFIX = "house:"
 
 
 def bot_entry(path: str | Path) -> Path:
@@ -144,14 +144,13 @@ def _checked(bot: object, where: str) -> Bot:
 
 def load_bot(spec: str) -> BotFactory:
     """A factory of fresh bots for ``spec``: a bot file, a bot folder or ``house:NAME``."""
-    if spec.startswith(HOUSE_PREFIX):
+    ref = parse_seat(spec)
+    if ref.kind == HOUSE:
         from saloon.sdk.house import make_house_bot
-
-        name = spec[len(HOUSE_PREFIX) :]
 
         def house(game: str) -> Bot:
             try:
-                return make_house_bot(game, name)
+                return make_house_bot(game, ref.name)
             except UnknownHouseBot as exc:
                 raise BotLoadError(str(exc)) from None
 

@@ -26,9 +26,10 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from saloon.sdk.botref import BotRef, parse_stored, split_tag
+from saloon.sdk.errors import MalformedBotRef
 from saloon.worker.errors import BotRefError, RegistryError
 from saloon.worker.sandbox.packages import BotPackage, archive_bytes
-from saloon.worker.seasons.spec import ENTRY_TAG, STORED_PREFIX
 from saloon.worker.store import schema as t
 from saloon.worker.store.store import Store, VersionRow
 
@@ -52,7 +53,7 @@ class StoredVersion:
     @property
     def ref(self) -> str:
         """How a season seats it: ``bot:NAME@VERSION``."""
-        return f"{STORED_PREFIX}{self.bot}@{self.version.version}"
+        return str(BotRef.stored(self.bot, self.version.version))
 
 
 def _now() -> datetime:
@@ -79,13 +80,11 @@ def unpack(data: bytes, entry: str, is_folder: bool) -> BotPackage:
 
 def parse_ref(ref: str) -> tuple[str, str]:
     """(name, version) of a ``bot:NAME@VERSION[#TAG]`` reference; BotRefError otherwise."""
-    body = ref.partition(ENTRY_TAG)[0]
-    if not body.startswith(STORED_PREFIX):
-        raise BotRefError(f"{ref!r} is not a stored bot reference (bot:NAME@VERSION)")
-    name, at, version = body[len(STORED_PREFIX) :].partition("@")
-    if not at or not name or not version:
-        raise BotRefError(f"{ref!r}: a stored bot is named bot:NAME@VERSION")
-    return name, version
+    try:
+        stored = parse_stored(ref)
+    except MalformedBotRef as exc:
+        raise BotRefError(str(exc)) from None
+    return stored.name, stored.version
 
 
 class StoredBots:
@@ -131,7 +130,7 @@ class StoredBots:
         A stored version never changes, so a worker resolves each one once: later matches
         of it cost a stat, not two store queries (the process keeps the answer)."""
         root = cache or default_cache()
-        key = (self.store.url, ref.partition(ENTRY_TAG)[0], str(root))
+        key = (self.store.url, split_tag(ref)[0], str(root))
         known = _UNPACKED.get(key)
         if known is not None and os.path.exists(known):
             return known

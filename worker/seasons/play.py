@@ -19,23 +19,18 @@ from pathlib import Path
 from saloon.games import get_game
 from saloon.games.errors import GameError
 from saloon.referee.botprocess import BotProcess
-from saloon.referee.bots import GRPC_PREFIX, resolve_seat
+from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import RefereeError
 from saloon.referee.limits import SandboxLimits
 from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
 from saloon.referee.seats import Seat
+from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import BotRefError, PackageError
 from saloon.worker.sandbox.base import Sandbox, open_sandbox
-from saloon.worker.seasons.spec import (
-    ENTRY_TAG,
-    HOUSE_PREFIX,
-    STORED_PREFIX,
-    MatchSpec,
-    SandboxKind,
-)
+from saloon.worker.seasons.spec import MatchSpec, SandboxKind
 
 log = logging.getLogger(__name__)
 
@@ -87,15 +82,15 @@ def seat_for(
     ``limits`` are the sandbox limits a bot path's process runs under; ``stored`` resolves
     stored bot versions (without it they are refused).
     """
-    bot, _, _tag = ref.partition(ENTRY_TAG)
-    version = ""
-    if ref.startswith(STORED_PREFIX):
+    entry = parse_entry(ref)
+    bot, version = entry.body, ""
+    if entry.kind == STORED:
         if stored is None:
             raise BotRefError(f"seat {ref!r}: stored bot versions need the results store")
         bot, version = stored(ref)
-    elif ref.startswith(GRPC_PREFIX):
+    elif entry.kind == GRPC:
         raise BotRefError(f"seat {ref!r}: a season cannot seat a grpc target")
-    if version or (not bot.startswith(HOUSE_PREFIX) and Path(bot).exists()):
+    if version or (entry.kind != HOUSE and Path(bot).exists()):
         # A bot path: the match's sandbox, under the season's limits.
         try:
             seat = sandbox_for(sandbox).seat(bot, ref, version, limits=limits)

@@ -3,7 +3,7 @@
 A :class:`MatchSpec` travels through the queue and into the store's schedule; the worker
 builds the live :class:`~saloon.referee.match.Match` from it (saloon.worker.seasons.play).
 
-Seats are bot references:
+Seats are season entries (:func:`saloon.sdk.botref.parse_entry`):
 
 * ``house:NAME``: a house bot, in the worker's process;
 * ``bot:NAME@VERSION``: a stored bot version (the arena's bots, by their content hash);
@@ -27,11 +27,9 @@ from saloon.referee.limits import (
     SandboxLimits,
     wall_cap_ms,
 )
+from saloon.sdk.botref import STORED_PREFIX as STORED_PREFIX  # arena.submit imports it here
 from saloon.worker.errors import SeasonSpecError
 
-HOUSE_PREFIX = "house:"
-STORED_PREFIX = "bot:"
-ENTRY_TAG = "#"
 #: Season ids: short, safe as an RQ job id, a file name and a URL; never ``local-...``.
 SEASON_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}\Z")
 #: Seconds a match's queue job may run past the match's own wall-clock cap (start-up of a
