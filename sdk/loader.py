@@ -11,6 +11,10 @@ found is the bot:
 
 ``house:NAME`` serves a house bot instead (its game is known only when a match starts).
 Every match gets a fresh bot instance.
+
+A bot's content version (:func:`content_version`) is defined here too, next to
+:func:`bot_version`, which the referee records: a bot package (saloon.worker.sandbox.packages)
+computes its version with the same function.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import hashlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -47,30 +51,36 @@ def bot_entry(path: str | Path) -> Path:
     raise BotLoadError(f"no bot file or folder at {p}")
 
 
-def bot_version(path: str | Path) -> str:
-    """A content version of a bot file or folder: ``sha256:`` + 16 hex digits over every
-    file's relative path and bytes (caches and hidden entries skipped). The same files give
-    the same version on every machine."""
-    root = Path(path)
-    files = (
-        [root]
-        if root.is_file()
-        else sorted(
-            f
-            for f in root.rglob("*")
-            if f.is_file()
-            and not any(
-                part.startswith(".") or part == "__pycache__" for part in f.relative_to(root).parts
-            )
-        )
-    )
+def is_skipped(parts: Sequence[str]) -> bool:
+    """True for an entry that is not part of a bot: hidden, a cache, or inside one
+    (``parts``: its path relative to the bot's folder, part by part)."""
+    return any(part.startswith(".") or part == "__pycache__" for part in parts)
+
+
+def content_version(files: Iterable[tuple[str, bytes]]) -> str:
+    """The content version of a bot's files, given as (relative POSIX path, bytes):
+    ``sha256:`` + 16 hex digits over every path and its bytes, in path order (part by
+    part). The one definition of a bot version: the loader's and a package's."""
     digest = hashlib.sha256()
-    for f in files:
-        name = f.name if f == root else f.relative_to(root).as_posix()
+    for name, data in sorted(files, key=lambda item: item[0].split("/")):
         digest.update(name.encode() + b"\0")
-        digest.update(f.read_bytes())
+        digest.update(data)
         digest.update(b"\0")
     return f"sha256:{digest.hexdigest()[:16]}"
+
+
+def bot_version(path: str | Path) -> str:
+    """A content version of a bot file or folder (:func:`content_version` of its files,
+    caches and hidden entries skipped). The same files give the same version on every
+    machine."""
+    root = Path(path)
+    if root.is_file():
+        return content_version([(root.name, root.read_bytes())])
+    return content_version(
+        (f.relative_to(root).as_posix(), f.read_bytes())
+        for f in root.rglob("*")
+        if f.is_file() and not is_skipped(f.relative_to(root).parts)
+    )
 
 
 def _import(entry: Path) -> ModuleType:

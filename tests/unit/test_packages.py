@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import stat
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from saloon.sdk.loader import bot_version
+from saloon.sdk.loader import bot_version, content_version
 from saloon.worker.errors import (
     ForbiddenEntry,
     MissingEntryPoint,
@@ -24,7 +25,7 @@ from saloon.worker.errors import (
     WorkerError,
 )
 from saloon.worker.sandbox import packages
-from saloon.worker.sandbox.packages import load_package
+from saloon.worker.sandbox.packages import BotPackage, load_package
 
 BOT = b"def act(decision):\n    return decision.legal[0]\n"
 
@@ -85,6 +86,24 @@ def test_tar_and_zip_of_a_folder_give_the_folder_version(tmp_path: Path) -> None
                 zf.write(path, path.relative_to(root).as_posix())
     assert load_package(tgz).version == bot_version(root)
     assert load_package(archive).version == bot_version(root)
+
+
+def test_one_content_version_for_a_folder_and_the_same_files_as_a_package(tmp_path: Path) -> None:
+    # "a-b/x.py" sorts after "a/x.py" part by part, before it as a plain string.
+    files = {"bot.py": BOT, "a-b/x.py": b"X = 1\n", "a/x.py": b"X = 2\n", "a/y/z.txt": b"z"}
+    root = tmp_path / "mybot"
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_bytes(b"ref")  # hidden: part of neither
+    shuffled = BotPackage(tuple(reversed(list(files.items()))), "bot.py", is_folder=True)
+    digest = hashlib.sha256()
+    for name in ["a/x.py", "a/y/z.txt", "a-b/x.py", "bot.py"]:  # part by part
+        digest.update(name.encode() + b"\0" + files[name] + b"\0")
+    expected = f"sha256:{digest.hexdigest()[:16]}"
+    assert bot_version(root) == shuffled.version == load_package(root).version == expected
+    assert content_version(files.items()) == expected
 
 
 @pytest.mark.parametrize(

@@ -8,15 +8,15 @@ is too large, holds too many files, names a path that is absolute or climbs out 
 Nothing is written anywhere before a package is accepted.
 
 Hidden entries (a part starting with ``.``) and ``__pycache__`` folders are not part of a
-package (they are skipped, exactly as :func:`saloon.sdk.loader.bot_version` skips them), so
-the package's :attr:`BotPackage.version` equals the version ``saloon play`` records for the
-same files. An archive whose files all sit in one top folder (``tar czf b.tgz mybot/``) is
+package (:func:`saloon.sdk.loader.is_skipped`, the rule :func:`saloon.sdk.loader.bot_version`
+follows), and the package's :attr:`BotPackage.version` is the same
+:func:`saloon.sdk.loader.content_version`, so it equals the version ``saloon play`` records
+for the same files. An archive whose files all sit in one top folder (``tar czf b.tgz mybot/``) is
 read as that folder.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import stat
@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from saloon.sdk.loader import content_version, is_skipped
 from saloon.worker.errors import (
     ForbiddenEntry,
     MissingEntryPoint,
@@ -53,7 +54,7 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 class BotPackage:
     """An accepted bot package, held in memory: its files and where the bot starts."""
 
-    #: (relative POSIX path, bytes), sorted as :func:`saloon.sdk.loader.bot_version` sorts.
+    #: (relative POSIX path, bytes), sorted part by part.
     files: tuple[tuple[str, bytes], ...]
     #: The entry file's relative path (``bot.py``, or the one file's own name).
     entry: str
@@ -63,12 +64,7 @@ class BotPackage:
     @property
     def version(self) -> str:
         """The content version: the same as ``saloon play`` records for these files."""
-        digest = hashlib.sha256()
-        for name, data in self.files:
-            digest.update(name.encode() + b"\0")
-            digest.update(data)
-            digest.update(b"\0")
-        return f"sha256:{digest.hexdigest()[:16]}"
+        return content_version(self.files)
 
     @property
     def size(self) -> int:
@@ -124,7 +120,7 @@ def _clean(raw: str, where: Path) -> str | None:
     clean = "/".join(parts)
     if len(clean) > MAX_PATH_CHARS:
         raise UnsafePath(f"{where}: entry path over {MAX_PATH_CHARS} characters: {clean[:60]}...")
-    if any(part.startswith(".") or part == "__pycache__" for part in parts):
+    if is_skipped(parts):
         return None
     return clean
 
@@ -163,7 +159,7 @@ def _folder_files(root: Path) -> Iterator[tuple[str, bytes]]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
         # Hidden folders and caches are not part of the package: do not even walk them.
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        dirnames[:] = sorted(d for d in dirnames if not is_skipped((d,)))
         for d in dirnames:
             if (here / d).is_symlink():
                 raise ForbiddenEntry(f"{root}: {(here / d).relative_to(root)} is a symlink")
