@@ -21,7 +21,12 @@ from typing import Any, TextIO
 
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.referee.cli import parse_option
-from saloon.sdk.client import ArenaClient, ArenaClientError, load_config
+from saloon.sdk.client import (
+    ArenaClient,
+    ArenaClientError,
+    add_server_arguments,
+    server_or_local,
+)
 from saloon.worker.errors import WorkerError
 from saloon.worker.seasons.cli import add_store_argument
 
@@ -110,7 +115,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     season.add_argument("--start", action="store_true", help="enqueue its matches now")
     season.add_argument("--every", type=int, default=0, help="repeat: a new season every N s")
     season.add_argument("--follow", action="store_true", help="print progress until done")
-    _add_server(season)
+    add_server_arguments(season)
     season.set_defaults(handler=cmd_ladder_season)
     for name, helptext in (
         ("start", "enqueue a season's unplayed matches"),
@@ -121,41 +126,27 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
         cmd.add_argument("season_id")
         if name == "status":
             cmd.add_argument("--follow", action="store_true")
-        _add_server(cmd)
+        add_server_arguments(cmd)
         cmd.set_defaults(handler=cmd_ladder_season_op, op=name)
     stop = lsub.add_parser("stop", help="stop a ladder's repeating seasons")
     stop.add_argument("schedule_id")
-    _add_server(stop)
+    add_server_arguments(stop)
     stop.set_defaults(handler=cmd_ladder_stop)
     listing = lsub.add_parser("matches", help="a season's matches: seats, status, ranks")
     listing.add_argument("season_id")
-    _add_server(listing)
+    add_server_arguments(listing)
     listing.set_defaults(handler=cmd_ladder_matches)
     match = lsub.add_parser("match", help="a match record: as a seat, or in full (organiser)")
     match.add_argument("match_id")
     match.add_argument("--seat", type=int, default=-1)
-    _add_server(match)
+    add_server_arguments(match)
     match.set_defaults(handler=cmd_ladder_match)
     return (WorkerError, ArenaClientError)
 
 
-def _add_server(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--server", default=None, help="arena host:port ($SALOON_SERVER)")
-    parser.add_argument("--token", default=None, help="API token ($SALOON_TOKEN)")
-
-
 def _add_target(parser: argparse.ArgumentParser) -> None:
-    _add_server(parser)
+    add_server_arguments(parser)
     add_store_argument(parser)
-
-
-@contextmanager
-def _client(args: argparse.Namespace) -> Iterator[ArenaClient | None]:
-    if load_config(args.server, args.token) is None:
-        yield None
-        return
-    with ArenaClient(args.server, args.token) as client:
-        yield client
 
 
 @contextmanager
@@ -241,7 +232,7 @@ def cmd_user_list(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     """Submit a bot version to the server, or to the local store."""
-    with _client(args) as client:
+    with server_or_local(args.server, args.token) as client:
         if client is not None:
             reply = client.submit(args.path, game=args.game, name=args.name)
             q = reply.qualification if reply.HasField("qualification") else None
@@ -275,7 +266,7 @@ def _print_submission(out: TextIO, accepted: bool, message: str, q: Any) -> int:
 def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
     """List bots and versions (server or local store)."""
     rows: list[tuple[str, str, str, list[str]]] = []
-    with _client(args) as client:
+    with server_or_local(args.server, args.token) as client:
         if client is not None:
             for bot in client.bots(args.game, args.owner):
                 rows.append((bot.name, bot.owner, bot.game, [v.version for v in bot.versions]))
@@ -297,7 +288,7 @@ def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
 @contextmanager
 def _server(args: argparse.Namespace, otherwise: str) -> Iterator[ArenaClient]:
     """The configured server's client; ArenaClientError saying ``otherwise`` without one."""
-    with _client(args) as client:
+    with server_or_local(args.server, args.token) as client:
         if client is None:
             raise ArenaClientError("NO_SERVER", f"no arena server configured ({otherwise})")
         yield client

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from saloon.ratings.errors import NoResultsError, OutputError, RatingsError
 from saloon.referee.cli import parse_option
-from saloon.sdk.client import ArenaClientError, load_config
+from saloon.sdk.client import ArenaClientError, add_server_arguments, server_or_local
 from saloon.worker.seasons.cli import add_store_argument
 
 if TYPE_CHECKING:
     from saloon.ratings.ladders import Ladder
+    from saloon.sdk.client import ArenaClient
     from saloon.worker.store.store import Store
 
 FORMATS = ("table", "json", "csv", "html")
@@ -52,13 +53,11 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     board.add_argument("--format", choices=FORMATS, default="table", help="default table")
     board.add_argument("--out", metavar="F", help="write to file F instead of stdout")
     add_store_argument(board)
-    board.add_argument(
-        "--server",
-        default=None,
-        help="read it from an arena server (host:port; default $SALOON_SERVER or the client "
-        "config file; none: the local store)",
+    add_server_arguments(
+        board,
+        server_help="read it from an arena server (host:port; default $SALOON_SERVER or the "
+        "client config file; none: the local store)",
     )
-    board.add_argument("--token", default=None, help="API token ($SALOON_TOKEN)")
     board.set_defaults(handler=cmd_leaderboard)
 
     bot = subparsers.add_parser("bot", help="a bot's versions, ratings and recent matches")
@@ -124,8 +123,9 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
 
     get_game(args.game)  # an unknown game is a clear error before the store is opened
     options = dict(args.option)
-    if load_config(args.server, args.token) is not None:
-        return _remote_leaderboard(args, options, out)
+    with server_or_local(args.server, args.token) as client:
+        if client is not None:
+            return _remote_leaderboard(client, args, options, out)
     with _open_store(args.store) as store:
         if args.season:
             board = season_leaderboard(store, args.season)
@@ -145,15 +145,14 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _remote_leaderboard(args: argparse.Namespace, options: dict[str, str], out: TextIO) -> int:
+def _remote_leaderboard(
+    client: ArenaClient, args: argparse.Namespace, options: dict[str, str], out: TextIO
+) -> int:
     """The leaderboard from an arena server: JSON as the server renders it, or its rows as
     a table or CSV (the HTML page is the server's own, at /leaderboard/GAME)."""
-    from saloon.sdk.client import ArenaClient
-
     if args.format == "html":
         raise RatingsError("the server's HTML board is its web page: /leaderboard/GAME")
-    with ArenaClient(args.server, args.token) as client:
-        board = client.leaderboard(args.game, options, args.season or "")
+    board = client.leaderboard(args.game, options, args.season or "")
     head = ["rank", "bot", "owner", "version", "mu-3sigma", "mu", "sigma", "matches", "faults"]
     rows = [
         [

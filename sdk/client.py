@@ -17,6 +17,10 @@ Where the address and the token come from, first found wins:
        token = "alice.s3cret"
        tls = true
 
+A command that works on an arena server when one is configured and on the local store
+otherwise makes that choice with :func:`server_or_local` (and takes ``--server``/``--token``
+through :func:`add_server_arguments`).
+
 Errors come back as :class:`ArenaClientError` with the gRPC status code's name and the
 server's one-line message. The generated code is imported on first use, so ``import
 saloon.sdk`` and the ``saloon`` command's start stay light (no grpc until a call is made;
@@ -31,18 +35,24 @@ import os
 import tarfile
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from saloon.sdk.errors import SdkError
+
+if TYPE_CHECKING:
+    import argparse
 
 #: Bytes per upload chunk (the server takes at most 2 MiB a message).
 CHUNK_BYTES = 256 * 1024
 #: Folders and files never packed from a bot folder.
 SKIPPED = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
 CONFIG_ENV = "SALOON_CONFIG"
+#: ``--server``'s help unless a command says what a server means to it.
+SERVER_HELP = "arena host:port ($SALOON_SERVER)"
 
 
 class ArenaClientError(SdkError):
@@ -280,6 +290,23 @@ class ArenaClient:
         owner), or in full (``seat=-1``, the season's organiser)."""
         reply = self._call(self.stub.GetMatch, self.pb.MatchRequest(match_id=match_id, seat=seat))
         return json.loads(reply.record_json), reply.stderr
+
+
+@contextmanager
+def server_or_local(server: str | None, token: str | None) -> Iterator[ArenaClient | None]:
+    """A client of the configured arena server (see :func:`load_config`), or None when no
+    server is configured anywhere: then the command works on the local store."""
+    if load_config(server, token) is None:
+        yield None
+        return
+    with ArenaClient(server, token) as client:
+        yield client
+
+
+def add_server_arguments(parser: argparse.ArgumentParser, server_help: str = SERVER_HELP) -> None:
+    """Add ``--server`` and ``--token`` (what :func:`server_or_local` takes) to ``parser``."""
+    parser.add_argument("--server", default=None, help=server_help)
+    parser.add_argument("--token", default=None, help="API token ($SALOON_TOKEN)")
 
 
 def _error(exc: Any) -> ArenaClientError:
