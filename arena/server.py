@@ -18,6 +18,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
+from saloon.arena.interceptors import ArenaInterceptor
 from saloon.arena.ladder import rearm_schedules
 from saloon.arena.registry import Registry
 from saloon.arena.service import ArenaConfig, ArenaService
@@ -79,6 +80,8 @@ class ArenaServer:
         )
         self.grpc = grpc.server(
             futures.ThreadPoolExecutor(max_workers=options.threads, thread_name_prefix="arena"),
+            # Every Arena RPC authenticated and its errors mapped here; health needs no token.
+            interceptors=[ArenaInterceptor(self.service.registry.authenticate, SERVICE_NAME)],
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", 64 * 1024 * 1024),

@@ -1,127 +1,45 @@
 """The arena API's servicer: thin methods over the functions the CLI uses.
 
-Each RPC authenticates the caller (``authorization: Bearer <user>.<secret>``), checks what
-the user may do, calls one of the platform's functions (saloon.arena.submit,
-saloon.arena.ladder, saloon.worker.seasons.run, saloon.ratings.boards,
-saloon.referee.replay.seat_view) and maps the project's exceptions to gRPC status codes
-(:data:`STATUS_OF`), each with the exception's one-line message.
+Each RPC checks what its caller may do, converts the request, calls one of the platform's
+functions (saloon.arena.submit, saloon.arena.ladder, saloon.worker.seasons.run,
+saloon.ratings.boards, saloon.referee.replay.seat_view) and converts the reply. Who the
+caller is, and what an exception answers, are the interceptor's
+(saloon.arena.interceptors): the service is served behind it (saloon.arena.server), and a
+method reads its caller with ``current_user()``.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-import grpc
+from typing import Any
 
 from saloon.arena import ladder
 from saloon.arena.boards import BoardCache
+from saloon.arena.errors import NotConfigured, PermissionDenied, RateLimited, UploadError
+from saloon.arena.interceptors import current_user
 from saloon.arena.registry import Registry, User
 from saloon.arena.submit import MAX_UPLOAD_BYTES, Submission, submit
-from saloon.games.errors import GameError
 from saloon.ratings.boards import game_leaderboard, season_leaderboard
-from saloon.ratings.errors import NoResultsError, RatingsError
 from saloon.ratings.leaderboard import Leaderboard, render_json
-from saloon.referee.errors import RecordError, RefereeError
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import seat_view
 from saloon.sdk.arena_proto import arena_pb2 as pb
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
 from saloon.worker.errors import (
-    BadToken,
-    BotNameTaken,
     BotRefError,
-    InvalidSchedule,
-    PackageError,
     PackageTooLarge,
-    QueueUnavailable,
     RegistryError,
-    SandboxError,
-    SeasonConflict,
-    SeasonError,
-    SeasonSpecError,
-    StoreUnavailable,
-    UnknownBot,
     UnknownMatch,
     UnknownSeason,
-    UnknownUser,
-    UserExists,
-    WorkerError,
 )
 from saloon.worker.queue.season_queue import SeasonQueue
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.seasons import run as seasons
 from saloon.worker.seasons.spec import SandboxKind
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
-
-
-class ArenaError(Exception):
-    """Base of the arena service's own refusals."""
-
-
-class PermissionDenied(ArenaError):
-    """The user may not do that (another user's bot, logs or stderr; not an organiser)."""
-
-
-class RateLimited(ArenaError):
-    """Too many requests of one kind from one user."""
-
-
-class UploadError(ArenaError):
-    """A malformed upload stream (no header first, a second header, an empty upload)."""
-
-
-class NotConfigured(ArenaError):
-    """The server was started without what this call needs (e.g. no Redis queue)."""
-
-
-#: Exception -> status code, most specific first (the first isinstance match wins).
-STATUS_OF: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
-    (BadToken, grpc.StatusCode.UNAUTHENTICATED),
-    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
-    (RateLimited, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (PackageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (BotNameTaken, grpc.StatusCode.ALREADY_EXISTS),
-    (UserExists, grpc.StatusCode.ALREADY_EXISTS),
-    (SeasonConflict, grpc.StatusCode.ALREADY_EXISTS),
-    (UnknownSeason, grpc.StatusCode.NOT_FOUND),
-    (UnknownMatch, grpc.StatusCode.NOT_FOUND),
-    (UnknownBot, grpc.StatusCode.NOT_FOUND),
-    (UnknownUser, grpc.StatusCode.NOT_FOUND),
-    (NoResultsError, grpc.StatusCode.NOT_FOUND),
-    (StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
-    (QueueUnavailable, grpc.StatusCode.UNAVAILABLE),
-    (SandboxError, grpc.StatusCode.UNAVAILABLE),
-    (NotConfigured, grpc.StatusCode.FAILED_PRECONDITION),
-    (PackageError, grpc.StatusCode.INVALID_ARGUMENT),
-    (UploadError, grpc.StatusCode.INVALID_ARGUMENT),
-    (SeasonSpecError, grpc.StatusCode.INVALID_ARGUMENT),
-    (InvalidSchedule, grpc.StatusCode.INVALID_ARGUMENT),
-    (BotRefError, grpc.StatusCode.INVALID_ARGUMENT),
-    (RegistryError, grpc.StatusCode.INVALID_ARGUMENT),
-    (RatingsError, grpc.StatusCode.INVALID_ARGUMENT),
-    (RecordError, grpc.StatusCode.INVALID_ARGUMENT),
-    (GameError, grpc.StatusCode.INVALID_ARGUMENT),
-    (RefereeError, grpc.StatusCode.INVALID_ARGUMENT),
-    (SeasonError, grpc.StatusCode.FAILED_PRECONDITION),
-    (WorkerError, grpc.StatusCode.INTERNAL),
-)
-
-
-def status_of(exc: BaseException) -> grpc.StatusCode | None:
-    """The status code an exception maps to (None: not one of ours, a bug)."""
-    for kind, code in STATUS_OF:
-        if isinstance(exc, kind):
-            return code
-    return None
 
 
 class TokenBucket:
@@ -164,15 +82,6 @@ class ArenaConfig:
     watch_interval_s: float = 0.5
 
 
-def _bearer(context: grpc.ServicerContext) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization":
-            scheme, _, token = str(value).partition(" ")
-            if scheme.lower() == "bearer" and token:
-                return token.strip()
-    raise BadToken("no API token: send 'authorization: Bearer <token>' metadata")
-
-
 class ArenaService(pb_grpc.ArenaServicer):
     """The Arena gRPC service over one registry (store), queue and sandbox."""
 
@@ -184,29 +93,6 @@ class ArenaService(pb_grpc.ArenaServicer):
         self._qualify = threading.BoundedSemaphore(config.qualify_slots)
         self.boards = BoardCache(registry)
 
-    # -- the edge ------------------------------------------------------------------------
-
-    def _call(self, context: grpc.ServicerContext, what: str, fn: Callable[[], T]) -> T:
-        try:
-            return fn()
-        except Exception as exc:
-            code = status_of(exc)
-            if code is None or code is grpc.StatusCode.INTERNAL:
-                log.exception("%s failed", what)
-                context.abort(grpc.StatusCode.INTERNAL, f"{what}: internal error")
-            assert code is not None
-            context.abort(code, str(exc)[:1000] or type(exc).__name__)
-        raise AssertionError("not reached")  # context.abort raises
-
-    def _user(self, context: grpc.ServicerContext) -> User:
-        return self.registry.authenticate(_bearer(context))
-
-    def _organiser(self, context: grpc.ServicerContext) -> User:
-        user = self._user(context)
-        if not user.organiser:
-            raise PermissionDenied(f"user {user.name} is not an organiser")
-        return user
-
     def _queue(self) -> SeasonQueue:
         if self.config.queue is None:
             raise NotConfigured("this server has no queue (saloon serve --redis URL)")
@@ -215,71 +101,64 @@ class ArenaService(pb_grpc.ArenaServicer):
     # -- submissions ---------------------------------------------------------------------
 
     def SubmitBot(self, request_iterator: Iterator[pb.SubmitChunk], context: Any) -> Any:
-        def run() -> pb.SubmitReply:
-            user = self._user(context)
-            self._submits.take(user.name)
-            header, data = _read_upload(request_iterator)
-            with self._qualify:
-                done = submit(
-                    self.registry,
-                    user.name,
-                    header.name,
-                    header.game,
-                    data,
-                    header.filename,
-                    self.config.sandbox,
-                )
-            return _submit_reply(done)
-
-        return self._call(context, "SubmitBot", run)
+        """Take an upload within the caller's rate limit, qualify it, store it if it passes."""
+        user = current_user()
+        self._submits.take(user.name)
+        header, data = _read_upload(request_iterator)
+        with self._qualify:
+            done = submit(
+                self.registry,
+                user.name,
+                header.name,
+                header.game,
+                data,
+                header.filename,
+                self.config.sandbox,
+            )
+        return _submit_reply(done)
 
     def ListBots(self, request: pb.ListBotsRequest, context: Any) -> Any:
-        def run() -> pb.ListBotsReply:
-            self._user(context)
-            reply = pb.ListBotsReply()
-            for stored in self.registry.latest(game=request.game, owner=request.owner):
-                bot = reply.bots.add(name=stored.bot, owner=stored.owner, game=stored.game)
-                for v in stored.history:
-                    if "package" in v.meta:
-                        bot.versions.add(
-                            version=v.version, seq=v.seq, created_at=v.created_at.isoformat()
-                        )
-            return reply
-
-        return self._call(context, "ListBots", run)
+        """Bots (by game, by owner) with their accepted versions."""
+        reply = pb.ListBotsReply()
+        for stored in self.registry.latest(game=request.game, owner=request.owner):
+            bot = reply.bots.add(name=stored.bot, owner=stored.owner, game=stored.game)
+            for v in stored.history:
+                if "package" in v.meta:
+                    bot.versions.add(
+                        version=v.version, seq=v.seq, created_at=v.created_at.isoformat()
+                    )
+        return reply
 
     # -- seasons -------------------------------------------------------------------------
 
     def CreateSeason(self, request: pb.CreateSeasonRequest, context: Any) -> Any:
-        def run() -> pb.SeasonInfo:
-            user = self._organiser(context)
-            asked = ladder.LadderRequest(
-                game=request.game,
-                options=dict(request.options),
-                players=request.players,
-                rounds=request.rounds or 1,
-                seed=request.seed,
-                house=tuple(request.house),
-                duplicate=request.duplicate,
-                sandbox=self.config.season_sandbox,
+        """Organisers: a season of a ladder (started, or repeating, when asked)."""
+        user = _organiser()
+        asked = ladder.LadderRequest(
+            game=request.game,
+            options=dict(request.options),
+            players=request.players,
+            rounds=request.rounds or 1,
+            seed=request.seed,
+            house=tuple(request.house),
+            duplicate=request.duplicate,
+            sandbox=self.config.season_sandbox,
+        )
+        if request.repeat_every_s:
+            row, spec = ladder.start_repeating(
+                self.registry,
+                self._queue(),
+                asked,
+                user.name,
+                request.repeat_every_s,
+                self.config.store_url,
+                request.season_id,
             )
-            if request.repeat_every_s:
-                row, spec = ladder.start_repeating(
-                    self.registry,
-                    self._queue(),
-                    asked,
-                    user.name,
-                    request.repeat_every_s,
-                    self.config.store_url,
-                    request.season_id,
-                )
-                return self._season_info(spec.season_id, row.schedule_id)
-            spec = ladder.create_season(self.registry, asked, user.name, request.season_id)
-            if request.start:
-                seasons.start(self.store, self._queue(), spec.season_id, self.config.store_url)
-            return self._season_info(spec.season_id)
-
-        return self._call(context, "CreateSeason", run)
+            return self._season_info(spec.season_id, row.schedule_id)
+        spec = ladder.create_season(self.registry, asked, user.name, request.season_id)
+        if request.start:
+            seasons.start(self.store, self._queue(), spec.season_id, self.config.store_url)
+        return self._season_info(spec.season_id)
 
     def _own_season(self, user: User, season_id: str) -> None:
         owner = self.registry.season_owner(season_id)
@@ -289,26 +168,22 @@ class ArenaService(pb_grpc.ArenaServicer):
             raise PermissionDenied(f"season {season_id} is {owner[0]}'s")
 
     def StartSeason(self, request: pb.SeasonRef, context: Any) -> Any:
-        def run() -> pb.SeasonInfo:
-            self._own_season(self._organiser(context), request.season_id)
-            seasons.start(self.store, self._queue(), request.season_id, self.config.store_url)
-            return self._season_info(request.season_id)
-
-        return self._call(context, "StartSeason", run)
+        """The season's organiser: enqueue its matches."""
+        self._own_season(_organiser(), request.season_id)
+        seasons.start(self.store, self._queue(), request.season_id, self.config.store_url)
+        return self._season_info(request.season_id)
 
     def CancelSeason(self, request: pb.SeasonRef, context: Any) -> Any:
-        def run() -> pb.SeasonInfo:
-            self._own_season(self._organiser(context), request.season_id)
-            seasons.cancel(self.store, request.season_id, self.config.queue)
-            return self._season_info(request.season_id)
+        """The season's organiser: drop its unplayed matches."""
+        self._own_season(_organiser(), request.season_id)
+        seasons.cancel(self.store, request.season_id, self.config.queue)
+        return self._season_info(request.season_id)
 
-        return self._call(context, "CancelSeason", run)
-
-    def WatchSeason(self, request: pb.SeasonRef, context: Any) -> Any:
-        self._call(context, "WatchSeason", lambda: self._user(context))
+    def WatchSeason(self, request: pb.SeasonRef, context: Any) -> Iterator[pb.SeasonInfo]:
+        """The season's progress now, then at every change, until it ends."""
         last = None
         while context.is_active():
-            info = self._call(context, "WatchSeason", lambda: self._season_info(request.season_id))
+            info = self._season_info(request.season_id)
             key = info.SerializeToString()
             if key != last:
                 last = key
@@ -318,22 +193,20 @@ class ArenaService(pb_grpc.ArenaServicer):
             time.sleep(self.config.watch_interval_s)
 
     def CancelSchedule(self, request: pb.ScheduleRef, context: Any) -> Any:
-        def run() -> pb.ScheduleInfo:
-            user = self._organiser(context)
-            row = self.registry.schedule(request.schedule_id)
-            if row is None:
-                raise RegistryError(f"no schedule {request.schedule_id!r}")
-            if row.organiser != user.name:
-                raise PermissionDenied(f"schedule {row.schedule_id} is {row.organiser}'s")
-            row = self.registry.stop_schedule(row.schedule_id)
-            return pb.ScheduleInfo(
-                schedule_id=row.schedule_id,
-                active=row.active,
-                every_s=row.every_s,
-                seasons=self.registry.schedule_seasons(row.schedule_id),
-            )
-
-        return self._call(context, "CancelSchedule", run)
+        """The schedule's organiser: stop a ladder's repeating seasons."""
+        user = _organiser()
+        row = self.registry.schedule(request.schedule_id)
+        if row is None:
+            raise RegistryError(f"no schedule {request.schedule_id!r}")
+        if row.organiser != user.name:
+            raise PermissionDenied(f"schedule {row.schedule_id} is {row.organiser}'s")
+        row = self.registry.stop_schedule(row.schedule_id)
+        return pb.ScheduleInfo(
+            schedule_id=row.schedule_id,
+            active=row.active,
+            every_s=row.every_s,
+            seasons=self.registry.schedule_seasons(row.schedule_id),
+        )
 
     def _season_info(self, season_id: str, schedule_id: str = "") -> pb.SeasonInfo:
         p = seasons.progress(self.store, season_id, self.config.queue)
@@ -356,35 +229,29 @@ class ArenaService(pb_grpc.ArenaServicer):
     # -- reading -------------------------------------------------------------------------
 
     def GetLeaderboard(self, request: pb.LeaderboardRequest, context: Any) -> Any:
-        def run() -> pb.Leaderboard:
-            self._user(context)
-            options = tuple(sorted(request.options.items()))
-            key = ("api", request.season_id, request.game, options)
-            return self.boards.get(key, lambda: self._board_message(request))
-
-        return self._call(context, "GetLeaderboard", run)
+        """A ladder's all-time board, or one season's (cached until its results change)."""
+        options = tuple(sorted(request.options.items()))
+        key = ("api", request.season_id, request.game, options)
+        return self.boards.get(key, lambda: self._board_message(request))
 
     def ListMatches(self, request: pb.SeasonRef, context: Any) -> Any:
-        def run() -> pb.MatchList:
-            self._user(context)
-            if self.store.season(request.season_id) is None:
-                raise UnknownSeason(f"no season {request.season_id!r}")
-            results = {r.match_id: r for r in self.store.results(season_id=request.season_id)}
-            reply = pb.MatchList()
-            for row in self.store.scheduled(request.season_id):
-                item = reply.matches.add(
-                    match_id=row.match_id,
-                    status=row.status.value,
-                    seats=[str(s) for s in row.spec.get("seats", [])],
-                )
-                result = results.get(row.match_id)
-                if result is not None:
-                    item.outcome = result.outcome.value
-                    if all(s.rank is not None for s in result.seats):
-                        item.ranks.extend(int(s.rank or 0) for s in result.seats)
-            return reply
-
-        return self._call(context, "ListMatches", run)
+        """A season's matches in schedule order: seats, status, ranks."""
+        if self.store.season(request.season_id) is None:
+            raise UnknownSeason(f"no season {request.season_id!r}")
+        results = {r.match_id: r for r in self.store.results(season_id=request.season_id)}
+        reply = pb.MatchList()
+        for row in self.store.scheduled(request.season_id):
+            item = reply.matches.add(
+                match_id=row.match_id,
+                status=row.status.value,
+                seats=[str(s) for s in row.spec.get("seats", [])],
+            )
+            result = results.get(row.match_id)
+            if result is not None:
+                item.outcome = result.outcome.value
+                if all(s.rank is not None for s in result.seats):
+                    item.ranks.extend(int(s.rank or 0) for s in result.seats)
+        return reply
 
     def _board_message(self, request: pb.LeaderboardRequest) -> pb.Leaderboard:
         if request.season_id:
@@ -394,31 +261,29 @@ class ArenaService(pb_grpc.ArenaServicer):
         return leaderboard_message(board)
 
     def GetMatch(self, request: pb.MatchRequest, context: Any) -> Any:
-        def run() -> pb.MatchReply:
-            user = self._user(context)
-            raw = self.store.match_record(request.match_id)
-            if raw is None:
-                raise UnknownMatch(f"no recorded match {request.match_id!r}")
-            record = MatchRecord.from_json(raw)
-            season = self.store.scheduled_match(request.match_id)
-            owner = self.registry.season_owner(season.spec.get("season_id", "")) if season else None
-            organiser = user.organiser and (owner is None or owner[0] == user.name)
-            if request.seat < 0:
-                if not organiser:
-                    raise PermissionDenied("a full match record is for the season's organiser")
-                return pb.MatchReply(record_json=json.dumps(raw))
-            if request.seat >= len(record.seats):
-                raise UnknownMatch(f"match {request.match_id} has no seat {request.seat}")
-            own = self._owns_seat(user, record, request.seat)
-            if not (own or organiser):
-                raise PermissionDenied(
-                    f"seat {request.seat} of {request.match_id} is not one of your bots"
-                )
-            view = seat_view(record, request.seat)
-            stderr = self.store.stderr(request.match_id, request.seat) if own else ""
-            return pb.MatchReply(record_json=json.dumps(view), stderr=stderr)
-
-        return self._call(context, "GetMatch", run)
+        """A match as one seat saw it (its owner also gets its stderr), or in full."""
+        user = current_user()
+        raw = self.store.match_record(request.match_id)
+        if raw is None:
+            raise UnknownMatch(f"no recorded match {request.match_id!r}")
+        record = MatchRecord.from_json(raw)
+        season = self.store.scheduled_match(request.match_id)
+        owner = self.registry.season_owner(season.spec.get("season_id", "")) if season else None
+        organiser = user.organiser and (owner is None or owner[0] == user.name)
+        if request.seat < 0:
+            if not organiser:
+                raise PermissionDenied("a full match record is for the season's organiser")
+            return pb.MatchReply(record_json=json.dumps(raw))
+        if request.seat >= len(record.seats):
+            raise UnknownMatch(f"match {request.match_id} has no seat {request.seat}")
+        own = self._owns_seat(user, record, request.seat)
+        if not (own or organiser):
+            raise PermissionDenied(
+                f"seat {request.seat} of {request.match_id} is not one of your bots"
+            )
+        view = seat_view(record, request.seat)
+        stderr = self.store.stderr(request.match_id, request.seat) if own else ""
+        return pb.MatchReply(record_json=json.dumps(view), stderr=stderr)
 
     def _owns_seat(self, user: User, record: MatchRecord, seat: int) -> bool:
         from saloon.worker.sandbox.stored import parse_ref
@@ -430,6 +295,14 @@ class ArenaService(pb_grpc.ArenaServicer):
             return False  # a house bot or a local path: nobody's logs to read
         bot = self.store.bot(name)
         return bot is not None and bot.owner == user.name
+
+
+def _organiser() -> User:
+    """The caller, who must be an organiser (PermissionDenied otherwise)."""
+    user = current_user()
+    if not user.organiser:
+        raise PermissionDenied(f"user {user.name} is not an organiser")
+    return user
 
 
 def _read_upload(chunks: Iterator[pb.SubmitChunk]) -> tuple[pb.SubmitHeader, bytes]:
