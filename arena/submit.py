@@ -35,6 +35,7 @@ from saloon.referee.limits import DEFAULT_LIMITS, DEFAULT_SANDBOX_LIMITS
 from saloon.referee.match import Match
 from saloon.referee.seats import Seat
 from saloon.referee.seeds import text_seed
+from saloon.sdk.botref import HOUSE_PREFIX, BotRef
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import (
     BotNameTaken,
@@ -45,7 +46,6 @@ from saloon.worker.errors import (
 )
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.sandbox.packages import MAX_PACKAGE_BYTES, BotPackage, load_package
-from saloon.worker.seasons.spec import STORED_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def qualify(
     """Play the qualification match of ``package`` in ``sandbox``."""
     game = get_game(game_id)
     opponents = tuple(
-        f"house:{QUALIFIERS[i % len(QUALIFIERS)]}" for i in range(game.min_players - 1)
+        f"{HOUSE_PREFIX}{QUALIFIERS[i % len(QUALIFIERS)]}" for i in range(game.min_players - 1)
     )
     match_id = f"qualify-{name}-{package.version.partition(':')[2]}"
     started = time.monotonic()
@@ -144,7 +144,7 @@ def qualify(
             seats.append(
                 sandbox.seat(
                     path,
-                    f"{STORED_PREFIX}{name}@{package.version}",
+                    str(BotRef.stored(name, package.version)),
                     package.version,
                     DEFAULT_SANDBOX_LIMITS,
                 )

@@ -24,6 +24,7 @@ from saloon.referee.errors import RefereeError
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_LIMITS
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import Step, replay, verify
+from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.errors import SdkError
 from saloon.sdk.house import house_bot_names
 
@@ -179,7 +180,7 @@ def cmd_games(args: argparse.Namespace, out: TextIO) -> int:
                     {"name": o.name, "values": o.describe(), "default": o.default, "help": o.help}
                     for o in spec.options
                 ],
-                "house_bots": [f"house:{name}" for name in house_bot_names(spec.id)],
+                "house_bots": [f"{HOUSE_PREFIX}{name}" for name in house_bot_names(spec.id)],
             }
         )
     if args.json:

@@ -29,6 +29,7 @@ from saloon.referee.seats import (
     StartInfo,
 )
 from saloon.referee.seeds import derive_seed
+from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house.random_bot import RandomBot
 
 log = logging.getLogger(__name__)
@@ -268,7 +269,7 @@ class Match:
         clock.played_out = True
         self.record.played_out.append(player)
         self.seats[player].close()
-        fallback = InProcessSeat(RandomBot(), "house:random")
+        fallback = InProcessSeat(RandomBot(), f"{HOUSE_PREFIX}random")
         fallback.start(
             StartInfo(
                 match_id=self.match_id,

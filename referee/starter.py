@@ -11,6 +11,7 @@ from pathlib import Path
 
 from saloon.games import get_game, sdk_views_table
 from saloon.referee.errors import RefereeError
+from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house import house_bot_names
 
 BOT_FILE = "bot.py"
@@ -74,7 +75,7 @@ def write_starter(game_id: str, folder: str | Path) -> list[Path]:
     view = sdk_views_table().get(game_id)
     view_import = f"from {view} import Observation\n" if view else ""
     names = [n for n in house_bot_names(game_id) if n != "random"] + ["random"]
-    opponents = [f"house:{names[i % len(names)]}" for i in range(spec.min_players - 1)]
+    opponents = [f"{HOUSE_PREFIX}{names[i % len(names)]}" for i in range(spec.min_players - 1)]
     files = {
         BOT_FILE: _BOT.format(
             name=spec.name,

@@ -390,16 +390,17 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
 def demo_seasons(rounds: int = DEMO_ROUNDS) -> list[Any]:
     """The demo: for each game, a season of its house bots (two entries of each)."""
     from saloon.games import game_ids, get_game
+    from saloon.sdk.botref import ENTRY_TAG, HOUSE_PREFIX
     from saloon.worker.seasons.schedule import SeasonSpec
 
     seasons = []
     for game_id in game_ids():
         game = get_game(game_id)
-        names = [f"house:{name}" for name in DEMO_BOTS]
-        entries = names + [f"{n}#2" for n in names]
+        names = [f"{HOUSE_PREFIX}{name}" for name in DEMO_BOTS]
+        entries = names + [f"{n}{ENTRY_TAG}2" for n in names]
         seats = max(game.min_players, min(len(entries), game.max_players, 4))
         while len(entries) < seats:
-            entries.append(f"{names[len(entries) % len(names)]}#{len(entries)}")
+            entries.append(f"{names[len(entries) % len(names)]}{ENTRY_TAG}{len(entries)}")
         seasons.append(
             SeasonSpec(
                 season_id=f"demo-{game_id}",

@@ -27,7 +27,6 @@ from saloon.referee.limits import (
     SandboxLimits,
     wall_cap_ms,
 )
-from saloon.sdk.botref import STORED_PREFIX as STORED_PREFIX  # arena.submit imports it here
 from saloon.worker.errors import SeasonSpecError
 
 #: Season ids: short, safe as an RQ job id, a file name and a URL; never ``local-...``.
