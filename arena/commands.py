@@ -239,7 +239,7 @@ def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
             return _print_submission(out, reply.accepted, reply.message, q)
     from saloon.arena.submit import submit
     from saloon.sdk.client import package_bytes
-    from saloon.worker.sandbox.base import open_sandbox
+    from saloon.worker.sandbox import open_sandbox
 
     data, filename = package_bytes(args.path)
     owner = getpass.getuser() or "local"

@@ -25,7 +25,7 @@ from saloon.arena.service import ArenaConfig, ArenaService
 from saloon.arena.web import BoardServer
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
 from saloon.worker.queue.season_queue import SeasonQueue, connect
-from saloon.worker.sandbox.base import open_sandbox
+from saloon.worker.sandbox import open_sandbox
 from saloon.worker.seasons.spec import SandboxKind
 from saloon.worker.store.store import Store
 

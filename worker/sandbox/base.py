@@ -13,13 +13,9 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from typing import Any
 
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
 from saloon.referee.seats import Seat
-from saloon.worker.errors import UnknownSandbox
-
-SANDBOX_KINDS = ("process", "docker")
 
 
 class Sandbox(ABC):
@@ -91,14 +87,3 @@ class ProcessSandbox(Sandbox):
             seats, self._seats = self._seats, []
         for seat in seats:
             seat.close()
-
-
-def open_sandbox(kind: str, **kw: Any) -> Sandbox:
-    """A sandbox of ``kind`` (``process`` or ``docker``); keyword arguments go to its class."""
-    if kind == "process":
-        return ProcessSandbox(**kw)
-    if kind == "docker":
-        from saloon.worker.sandbox.docker import DockerSandbox
-
-        return DockerSandbox(**kw)
-    raise UnknownSandbox(f"unknown sandbox {kind!r}: expected one of {', '.join(SANDBOX_KINDS)}")

@@ -3,7 +3,7 @@
 :func:`seat_for` is the one place a bot reference becomes a live seat: house bots through
 the referee's ``resolve_seat`` (in-process), bot paths and stored versions
 (``bot:NAME@VERSION``, unpacked from the store's package registry) in the match's sandbox
-(``saloon.worker.sandbox.base.open_sandbox``).
+(``saloon.worker.sandbox.open_sandbox``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from saloon.referee.seats import Seat
 from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import BotRefError, PackageError
-from saloon.worker.sandbox.base import Sandbox, open_sandbox
+from saloon.worker.sandbox import open_sandbox
+from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.seasons.spec import MatchSpec, SandboxKind
 
 log = logging.getLogger(__name__)
