@@ -12,9 +12,15 @@
   alive key (:func:`alive_key`); :func:`reap_abandoned` re-enqueues (as a retry) every
   started job whose worker's key has expired. Workers run it every second
   (saloon.worker.queue.worker), and ``saloon season status`` runs it too.
+* **Popped, never started**: :func:`rescue_popped` re-enqueues a job a worker took off
+  the queue but never started (it lost Redis or died in between).
 * **Backoff without RQ's scheduler process**: retries with an interval sit in RQ's
   ScheduledJobRegistry; :func:`promote_due` moves the due ones back to the queue (the
   worker's keeper thread calls it), so no extra scheduler process is needed.
+
+Each of the three says why RQ's own upkeep (which RQ's work loop still runs) does not
+cover it. What they need of RQ beyond its documented API is in
+saloon.worker.queue.rq_internals.
 """
 
 from __future__ import annotations
@@ -30,11 +36,19 @@ from redis.exceptions import RedisError
 from rq import Callback, Queue, Retry
 from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
-from rq.registry import StartedJobRegistry
 
 from saloon.games import get_game
 from saloon.worker.errors import QueueUnavailable
 from saloon.worker.queue.defaults import DEFAULT_QUEUE
+from saloon.worker.queue.rq_internals import (
+    drop_started,
+    due_job_ids,
+    first_seen,
+    popped_job_ids,
+    queue_keys,
+    retry_or_fail,
+    take_popped,
+)
 from saloon.worker.seasons.spec import MatchSpec, in_season
 
 log = logging.getLogger(__name__)
@@ -45,8 +59,8 @@ JOB_RETRIES = 5
 RETRY_INTERVALS_S = (1, 2, 4, 8, 16)
 #: How long a finished job stays in Redis (the store holds the result; a second ``start``
 #: skips recorded matches and re-enqueues any other finished job). Not 0: RQ deletes a job
-#: with a TTL of 0 at once, which reads its status and executions first (3 more round
-#: trips a job, ~3 ms here); a TTL only adds EXPIREs to the finishing transaction.
+#: with a TTL of 0 at once, which reads its status and executions first (more round trips
+#: a job, docs/seasons.md); a TTL only adds EXPIREs to the finishing transaction.
 RESULT_TTL_S = 60
 #: How long a job that failed for good stays in RQ's failed registry.
 FAILURE_TTL_S = 7 * 24 * 3600
@@ -166,23 +180,20 @@ class SeasonQueue:
         benchmarks, a queue being retired); how many jobs were deleted."""
         q = self.queue
         registries = [
+            q.started_job_registry,
             q.finished_job_registry,
             q.failed_job_registry,
             q.scheduled_job_registry,
             q.deferred_job_registry,
             q.canceled_job_registry,
         ]
-        ids = set(q.get_job_ids()) | set(q.started_job_registry.get_job_ids(cleanup=False))
-        ids.update(q.intermediate_queue.get_job_ids())
+        ids = set(q.get_job_ids()) | set(popped_job_ids(q))
         for registry in registries:
             ids.update(registry.get_job_ids(cleanup=False))
         for job_id in ids:
             with contextlib.suppress(NoSuchJobError):
                 Job.fetch(job_id, connection=self.redis).delete()
-        seen = list(self.redis.scan_iter(f"{q.intermediate_queue.key}:first_seen:*"))
-        workers = f"rq:workers:{q.name}"  # RQ's set of the queue's workers
-        keys = [q.started_job_registry.key, q.intermediate_queue.key, workers, *seen]
-        self.redis.delete(*keys, *(r.key for r in registries))
+        self.redis.delete(*queue_keys(q))
         q.delete(delete_jobs=True)
         return len(ids)
 
@@ -203,17 +214,21 @@ def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
     A job that started less than ``min_age_s`` ago is left alone (its worker may not have
     written its alive key yet). A re-enqueued job spends one retry; one without retries
     left goes to the failed registry (the store marks it FAILED through the callback).
+
+    RQ's own reaping (StartedJobRegistry.cleanup, in RQ's registry maintenance) handles
+    an entry only once it expires, the job's timeout (the match's cap) plus a minute after
+    it started, and is exclusive only under RQ's maintenance lock; this one acts within
+    seconds of the death, and of several keepers only the one that removes the entry acts.
     """
     from saloon.worker.queue.jobs import on_match_failure
 
     redis = queue.connection
-    registry = queue.started_job_registry
     reaped = []
-    for job_id in registry.get_job_ids(cleanup=False):
+    for job_id in queue.started_job_registry.get_job_ids(cleanup=False):
         try:
             job = Job.fetch(job_id, connection=redis)
         except NoSuchJobError:
-            drop_started(registry, job_id)
+            drop_started(queue, job_id)
             continue
         if job.get_status(refresh=False) != JobStatus.STARTED:
             continue
@@ -222,34 +237,29 @@ def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
         started = job.started_at.timestamp() if job.started_at else 0.0
         if time.time() - started < min_age_s:
             continue
-        if not drop_started(registry, job.id):
+        if not drop_started(queue, job.id):
             continue  # another worker's keeper reaped it first
         log.warning("%s: worker %s is gone; the job is abandoned", job.id, job.worker_name)
         on_match_failure(job, redis, AbandonedByWorker, AbandonedByWorker(job.worker_name), None)
-        with redis.pipeline() as pipe:
-            if job.retries_left and job.retries_left > 0:
-                job.retry(queue, pipe)
-            else:
-                job.set_status(JobStatus.FAILED, pipeline=pipe)
-                queue.failed_job_registry.add(
-                    job, exc_string="abandoned by its worker", pipeline=pipe
-                )
-            pipe.execute()
+        retry_or_fail(job, queue, "abandoned by its worker")
         reaped.append(job.id)
     return reaped
 
 
 def rescue_popped(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
     """Re-enqueue jobs a worker popped from the queue but never started (it lost Redis or
-    died in between): RQ parks a popped job in its intermediate queue until the job is in
-    the started registry, and would only clean it up after a minute. Their ids."""
-    inter = queue.intermediate_queue
-    registry = queue.started_job_registry
-    started = set(registry.get_job_ids(cleanup=False))
+    died in between); their ids.
+
+    RQ parks a popped job in its intermediate queue until the job starts. RQ's own
+    cleanup of it (IntermediateQueue.cleanup, in RQ's registry maintenance) acts after a
+    minute, counts it a failed attempt (a retry spent, or failed for good) though it
+    never ran, and skips a job whose execution is in the started registry though it never
+    started (below). Here it goes back to its queue after ``min_age_s``, no retry spent.
+    """
+    started = set(queue.started_job_registry.get_job_ids(cleanup=False))
     rescued = []
-    for job_id in inter.get_job_ids():
-        inter.set_first_seen(job_id)  # the first look starts its clock
-        first = inter.get_first_seen(job_id)
+    for job_id in popped_job_ids(queue):
+        first = first_seen(queue, job_id)  # the first look starts its clock
         if first is None or time.time() - first.timestamp() < min_age_s:
             continue
         if job_id in started:
@@ -260,9 +270,9 @@ def rescue_popped(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
                 status = Job.fetch(job_id, connection=queue.connection).get_status(refresh=False)
             except NoSuchJobError:
                 continue
-            if status != JobStatus.QUEUED or not drop_started(registry, job_id):
+            if status != JobStatus.QUEUED or not drop_started(queue, job_id):
                 continue
-        if not queue.connection.lrem(inter.key, 1, job_id):
+        if not take_popped(queue, job_id):
             continue  # another worker's keeper rescued it first
         try:
             job = Job.fetch(job_id, connection=queue.connection)
@@ -274,23 +284,22 @@ def rescue_popped(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:
     return rescued
 
 
-def drop_started(registry: StartedJobRegistry, job_id: str) -> int:
-    """Remove every execution of ``job_id`` from RQ's started registry; how many were."""
-    entries = [
-        f"{j}:{e}" for j, e in registry.get_job_and_execution_ids(cleanup=False) if j == job_id
-    ]
-    return int(registry.connection.zrem(registry.key, *entries)) if entries else 0
-
-
 class AbandonedByWorker(Exception):
     """The worker running a job died (killed, lost its host) before finishing it."""
 
 
 def promote_due(queue: Queue) -> int:
-    """Move retries whose backoff is over from the scheduled registry to the queue."""
+    """Move retries whose backoff is over from the scheduled registry to the queue.
+
+    RQ's scheduler (``work(with_scheduler=True)``) does this from a process it forks off
+    the worker, for the one worker per queue that holds its lock: a lock holder killed
+    with -9 stalls every retry until the lock expires a minute later, and its promotion
+    is not exclusive without the lock. Here every keeper promotes, every second, and only
+    the one that removes the entry enqueues the job.
+    """
     registry = queue.scheduled_job_registry
     moved = 0
-    for job_id in registry.get_jobs_to_schedule():
+    for job_id in due_job_ids(queue):
         # Only the keeper that removes the entry enqueues it (several workers promote).
         if not registry.remove(job_id):
             continue
