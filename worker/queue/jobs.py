@@ -3,15 +3,15 @@
 :func:`run_match` is the whole job; :func:`match_job` is its RQ entry point (the spec as
 JSON, the store URL). Bot faults are inside the record, so they never fail a job; what
 fails a job is infrastructure (the store unreachable, a sandbox that cannot start), and
-RQ retries it with backoff (saloon.worker.queue.season_queue). Recording is idempotent by match id
-(``Store.record_result`` writes once), so a retried or duplicated job changes nothing.
+RQ retries it with backoff (saloon.worker.queue.season_queue). Recording is idempotent by
+match id (``Store.record_result`` writes once), so a retried or duplicated job changes
+nothing.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import os
 import threading
 from enum import StrEnum
 from types import TracebackType
@@ -64,14 +64,15 @@ def warm_up(store_url: str | None = None) -> None:
     """Pay a worker's one-time costs before its first job, not inside it.
 
     Imports every game and its house bots (the first seat of a game otherwise imports
-    them: ~10-25 ms) and, given ``store_url``, opens that store and runs the claim once on
-    a match id no season schedules (connects, checks the schema, compiles the hot
-    statements: ~70 ms otherwise spent in the first job). A store that cannot be reached
-    now is only logged: the first job opens it (or fails and retries) as before.
+    them) and, given ``store_url``, opens that store and runs the claim once on a match id
+    no season schedules (connects, checks the schema, compiles the hot statements, else
+    all done inside the first job). A store that cannot be reached now is only logged:
+    the first job opens it (or fails and retries) as before.
 
     Last, everything loaded so far (modules, the engine, the pool) is moved out of the
     garbage collector's sight (``gc.freeze``): matches allocate heavily, and every full
-    collection would otherwise walk these long-lived objects again (several ms a job).
+    collection would otherwise walk these long-lived objects again. docs/seasons.md has
+    what each of these saves.
     """
     from saloon.games import game_ids, get_game
     from saloon.sdk.house import house_bots
@@ -146,8 +147,12 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
 
 def match_job(spec_json: dict[str, Any], store_url: str) -> str:
     """RQ entry point: play and record the match of ``spec_json`` in the store at ``store_url``."""
+    from rq import get_current_job
+
     spec = MatchSpec.from_json(spec_json)
-    outcome = run_match(spec, store_for(store_url), worker=os.environ.get("RQ_WORKER_ID", ""))
+    job = get_current_job()
+    worker = (job.worker_name or "") if job is not None else ""
+    outcome = run_match(spec, store_for(store_url), worker=worker)
     log.info("%s: %s", spec.match_id, outcome.value)
     return outcome.value
 
