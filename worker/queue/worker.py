@@ -40,7 +40,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue
 
-from saloon.worker.queue.defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE
+from saloon.worker.queue.defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE, add_worker_arguments
 from saloon.worker.queue.jobs import close_stores, warm_up
 from saloon.worker.queue.rq_internals import PipelinedWorker
 from saloon.worker.queue.season_queue import (
@@ -51,7 +51,6 @@ from saloon.worker.queue.season_queue import (
     reap_abandoned,
     rescue_popped,
 )
-from saloon.worker.seasons.cli import add_worker_arguments
 from saloon.worker.seasons.play import close_sandboxes, sweep_sandboxes
 
 log = logging.getLogger(__name__)

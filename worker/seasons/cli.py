@@ -21,12 +21,11 @@ from saloon.referee.cli import parse_option
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_START_MS
 from saloon.worker.errors import WorkerError
 from saloon.worker.queue.defaults import (
-    DEFAULT_MAX_JOBS,
     DEFAULT_QUEUE,
     DEFAULT_REDIS_URL,
     REDIS_ENV,
+    add_worker_arguments,
 )
-from saloon.worker.store.config import STORE_ENV
 
 #: Seconds between two looks at a followed season.
 FOLLOW_INTERVAL_S = 0.5
@@ -169,33 +168,6 @@ def register(subparsers: Any, reports: Sequence[SeasonReport] = ()) -> tuple[typ
     demo.add_argument("--store", help="keep the results in this store (default: a temp file)")
     demo.set_defaults(handler=cmd_demo, reports=tuple(reports))
     return (WorkerError,)
-
-
-def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
-    """The worker's options (``saloon worker`` and ``python -m saloon.worker.queue.worker``)."""
-    parser.add_argument(
-        "--redis",
-        default=os.environ.get(REDIS_ENV, DEFAULT_REDIS_URL),
-        help=f"Redis URL of the queue (default ${REDIS_ENV} or {DEFAULT_REDIS_URL})",
-    )
-    parser.add_argument(
-        "--queue", action="append", help=f"queue name, repeatable (default {DEFAULT_QUEUE})"
-    )
-    parser.add_argument("--burst", action="store_true", help="stop when the queue is empty")
-    parser.add_argument(
-        "--store",
-        default=os.environ.get(STORE_ENV) or None,
-        help=(
-            "open this store at start-up, so the first match does not pay for it (each job "
-            f"names its own store; default ${STORE_ENV}, or opened at the first job)"
-        ),
-    )
-    parser.add_argument(
-        "--max-jobs",
-        type=int,
-        default=DEFAULT_MAX_JOBS,
-        help=f"restart as a fresh process after this many jobs (default {DEFAULT_MAX_JOBS})",
-    )
 
 
 # -- handlers ---------------------------------------------------------------------------
