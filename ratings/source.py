@@ -98,6 +98,10 @@ def load(store: Store, game: str | None = None, season_id: str | None = None) ->
     season_ids = {r.season_id for r in rows if r.season_id}
     if season_id is not None:
         season_ids.add(season_id)
+    else:
+        # Every season of the game, not only those with results: a bot scheduled in a
+        # season that has no result yet is still listed (unrated) on the all-time board.
+        season_ids.update(s.season_id for s in store.seasons(game))
     seqs: dict[str, int] = {}
     deals: dict[str, Any] = {}
     loaded = Loaded()
