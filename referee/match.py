@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from saloon.games import CHANCE, TERMINAL, GameSpec, State, get_game
 from saloon.referee.faults import Fault, FaultKind, SeatFault
 from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits, wall_cap_ms
-from saloon.referee.record import AbortReason, LogEntry, MatchRecord, Outcome, SeatInfo
+from saloon.referee.record import AbortReason, LogEntry, MatchRecord, Note, Outcome, SeatInfo
 from saloon.referee.seats import (
     DecisionRequest,
     EndInfo,
@@ -237,6 +237,8 @@ class Match:
             return legal[0]
         elapsed_us = (time.perf_counter_ns() - started) // 1000
         self._timings.append([entry, player, elapsed_us])
+        for text in seat.take_notes():
+            self.record.notes.append(Note(player, entry, text))
         if seat.timed:
             over_ms = elapsed_us / 1000 - self.limits.decision_ms
             if over_ms > 0:

@@ -141,6 +141,42 @@ class SeatInfo:
         return out
 
 
+@dataclass(frozen=True)
+class Note:
+    """A line a seat's bot reported about one of its decisions (``Bot.take_notes``): the
+    house search says here when its time cap, not its playout budget, ended a search."""
+
+    seat: int
+    #: The log entry (decision index) the note is about.
+    decision: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The note's JSON form."""
+        return {"seat": self.seat, "decision": self.decision, "text": self.text}
+
+
+@dataclass(frozen=True)
+class StderrBlock:
+    """What a seat's bot wrote to stderr at one moment of the match, as lines."""
+
+    seat: int
+    #: ``load`` (before the match started: import, construction), ``start``
+    #: (``on_match_start``), ``decision`` (``act`` of log entry ``decision``) or ``end``.
+    when: str
+    decision: int | None
+    lines: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The block's JSON form."""
+        return {
+            "seat": self.seat,
+            "when": self.when,
+            "decision": self.decision,
+            "lines": list(self.lines),
+        }
+
+
 @dataclass
 class MatchRecord:
     """One played match."""
@@ -161,6 +197,11 @@ class MatchRecord:
     outcome: Outcome = Outcome.COMPLETED
     abort_reason: AbortReason | None = None
     saloon_version: str = field(default_factory=saloon_version)
+    #: What bots in the referee's process noted about their decisions (omitted when none).
+    notes: list[Note] = field(default_factory=list)
+    #: What bots wrote to stderr, by decision (``saloon play`` fills it in; the arena keeps
+    #: a seat's stderr apart, for its owner only; omitted when empty).
+    stderr: list[StderrBlock] = field(default_factory=list)
     #: Measured wall times; the only part that differs between runs of the same match.
     timing: dict[str, Any] = field(default_factory=dict)
 
@@ -187,6 +228,10 @@ class MatchRecord:
         }
         if self.abort_reason is not None:
             out["abort_reason"] = self.abort_reason.value
+        if self.notes:
+            out["notes"] = [n.to_json() for n in self.notes]
+        if self.stderr:
+            out["stderr"] = [b.to_json() for b in self.stderr]
         if timing:
             out[TIMING_KEY] = self.timing
         return out
@@ -247,6 +292,19 @@ class MatchRecord:
                     AbortReason(raw["abort_reason"]) if raw.get("abort_reason") else None
                 ),
                 saloon_version=str(raw.get("saloon_version", "")),
+                notes=[
+                    Note(int(n["seat"]), int(n["decision"]), str(n["text"]))
+                    for n in raw.get("notes", [])
+                ],
+                stderr=[
+                    StderrBlock(
+                        int(b["seat"]),
+                        str(b["when"]),
+                        None if b.get("decision") is None else int(b["decision"]),
+                        tuple(str(line) for line in b["lines"]),
+                    )
+                    for b in raw.get("stderr", [])
+                ],
                 timing=dict(raw.get(TIMING_KEY, {})),
             )
         except RecordError:

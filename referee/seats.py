@@ -95,6 +95,10 @@ class Seat(ABC):
         """What the bot wrote for its owner (a process's captured stderr); "" if nothing."""
         return ""
 
+    def take_notes(self) -> list[str]:
+        """What the bot noted about its last decision (``Bot.take_notes``), emptied."""
+        return []
+
     def close(self) -> None:  # noqa: B027 -- optional hook, a no-op by default
         """Release what the seat holds (processes, sockets); idempotent."""
 
@@ -137,6 +141,12 @@ class InProcessSeat(Seat):
     def diagnostics(self) -> str:
         return "\n".join(self._tracebacks)
 
+    def take_notes(self) -> list[str]:
+        try:
+            return [str(note) for note in self.bot.take_notes()]
+        except Exception:  # a note is an aside: a bot failing to give one loses only that
+            return []
+
     def start(self, info: StartInfo) -> None:
         self._game = info.game
         self._seat = info.seat
@@ -164,6 +174,7 @@ class InProcessSeat(Seat):
             request.observation,
             request.legal,
             Clock(request.decision_ms, request.bank_ms),
+            request.index,
         )
         try:
             choice = self.bot.act(decision)

@@ -28,7 +28,8 @@ class MatchInfo:
     #: not the match seed: each seat gets its own): a bot that draws only from
     #: ``random.Random(info.seed)`` replays exactly.
     seed: int
-    #: Time allowed per decision, and the match time bank, in milliseconds.
+    #: Time allowed per decision before the time bank is drawn on, in milliseconds (0:
+    #: not clocked).
     decision_ms: int = 0
     #: The match time bank, in milliseconds (see :class:`Clock`).
     bank_ms: int = 0
@@ -75,6 +76,10 @@ class Decision(Generic[ObsT, ActT]):
     raw_observation: dict[str, Any] = field(default_factory=dict, repr=False)
     #: The legal actions' JSON, in the same order as ``legal``.
     raw_legal: tuple[Any, ...] = field(default=(), repr=False)
+    #: Which decision of the match this is: the index of the log entry it becomes, the
+    #: number ``saloon replay`` shows and the record's faults and stderr name (-1 where no
+    #: match asked, e.g. a decision a search built for a playout).
+    index: int = -1
 
     def index_of(self, choice: object) -> int:
         """The index of ``choice`` among the legal actions; NotALegalAction if absent."""
@@ -99,6 +104,14 @@ class Bot:
 
     def on_match_end(self, result: MatchResult) -> None:
         """Called once after the last decision."""
+
+    def take_notes(self) -> list[str]:
+        """Lines about the last decision for the match record's ``notes`` (override to
+        report, e.g. :class:`saloon.sdk.search.SearchBot`'s time cap), emptied by the call.
+
+        The referee asks after every decision of a bot in its own process (house bots);
+        a bot in its own process has its notes written to its stderr, by decision."""
+        return []
 
 
 class FunctionBot(Bot):

@@ -120,6 +120,7 @@ class MatchSession:
                 request.observation_json,
                 request.legal_json,
                 Clock(request.decision_ms, request.bank_ms),
+                index,
             )
             choice = self.bot.act(decision)
         except _BOT_FAILURES as exc:

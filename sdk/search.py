@@ -30,10 +30,13 @@ Plug in your own knowledge::
     result = search.run(decision)   # result.index is the chosen index into decision.legal
     return decision.legal[result.index]
 
-Determinism: everything is drawn from the ``rng`` you pass. With the same seed the same
-decision sequence follows, as long as the iteration budget is reached before the time cap
-(the time cap is a safety net for a loaded machine: when it stops a search early the
-answer may differ between runs).
+Determinism: everything is drawn from the ``rng`` you pass, and the iteration budget (a
+number of playouts, never a time) decides how much is searched: with the same seed the
+same decision sequence follows on any machine under any load. The time cap is only a
+safety net: when it stops a search before its budget, :attr:`SearchResult.capped` is set
+and :class:`SearchBot` notes it (:meth:`SearchBot.take_notes`: the match record's
+``notes`` for a house bot, the bot's stderr for yours), because that answer depends on
+the machine's speed. Keep the budget well under the cap and it never fires.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ from saloon.sdk.games import make_decision
 
 #: Iterations (determinize + tree walk + playout) per decision of ``house:search``.
 DEFAULT_ITERATIONS = 200
-#: The search stops after this many milliseconds even below its iteration budget.
+#: The search stops after this many milliseconds even below its iteration budget (a
+#: safety cap: set the iterations so that it does not fire, see the module docstring).
 DEFAULT_TIME_MS = 200
 #: Never use more than this share of the per-decision clock (the rest is the margin for
 #: the protocol, a loaded machine and a Python garbage collection at the wrong moment).
@@ -100,7 +104,8 @@ Rollout = Callable[[State, random.Random, int | None], None]
 
 @dataclass(frozen=True)
 class SearchBudget:
-    """How much one decision may search: iterations, and a wall-time cap (milliseconds)."""
+    """How much one decision may search: iterations (what decides, reproducibly), and a
+    wall-time safety cap in milliseconds (when it fires the result says so: ``capped``)."""
 
     iterations: int = DEFAULT_ITERATIONS
     time_ms: float = DEFAULT_TIME_MS
@@ -131,6 +136,11 @@ class SearchResult:
     iterations: int
     elapsed_ms: float
     stats: list[ActionStats] = field(default_factory=list)
+    #: True when the time cap stopped the search before its iteration budget: this answer
+    #: depends on the machine's speed, and a rerun may differ.
+    capped: bool = False
+    #: The iteration budget the search had (``iterations`` < ``budget`` when capped).
+    budget: int = 0
 
 
 def determinize(game_id: str, raw_observation: dict[str, Any], rng: random.Random) -> State:
@@ -340,7 +350,8 @@ class InformationSetSearch(_SearchBase):
         ]
         best = max(stats, key=lambda s: (s.visits, s.mean_reward, -s.index))
         elapsed = (time.perf_counter() - start) * 1000.0
-        return SearchResult(best.index, best.action, done, elapsed, stats)
+        budget = self.budget.iterations
+        return SearchResult(best.index, best.action, done, elapsed, stats, done < budget, budget)
 
     def _iterate(self, root: _Node, state: State, root_scores: Sequence[float]) -> None:
         rng = self.rng
@@ -498,7 +509,9 @@ class RolloutSearch(_SearchBase):
             if not self._clearly_better(rewards[best.action], rewards[kept.action]):
                 best = kept
         elapsed = (time.perf_counter() - start) * 1000.0
-        return SearchResult(best.index, best.action, done, elapsed, stats)
+        return SearchResult(
+            best.index, best.action, done, elapsed, stats, dealt < samples, samples * len(actions)
+        )
 
     def _clearly_better(self, mine: list[float], prior: list[float]) -> bool:
         """Whether rewards ``mine`` beat the prior's (paired by sample) by more than
@@ -619,7 +632,8 @@ class SearchBot(Bot):
     """A bot that plays every game with a ``from_observation`` by information-set search.
 
     Subclass and set :attr:`BUDGET` for another strength, or override :meth:`make_search`
-    to give the search your own playout policy or evaluation.
+    to give the search your own playout policy or evaluation. A decision the time cap cut
+    short is noted (:meth:`take_notes`), with the decision's index.
     """
 
     BUDGET = SearchBudget()
@@ -627,6 +641,11 @@ class SearchBot(Bot):
     def __init__(self) -> None:
         self.search: Searcher | None = None
         self.last: SearchResult | None = None
+        self._notes: list[str] = []
+
+    def take_notes(self) -> list[str]:
+        notes, self._notes = self._notes, []
+        return notes
 
     def on_match_start(self, info: MatchInfo) -> None:
         budget = self.BUDGET.within(info.decision_ms)
@@ -641,5 +660,11 @@ class SearchBot(Bot):
             return decision.legal[0]
         if self.search is None:
             raise SearchError("on_match_start was not called")
-        self.last = self.search.run(decision)
-        return decision.legal[self.last.index]
+        self.last = result = self.search.run(decision)
+        if result.capped:
+            self._notes.append(
+                f"search: the time cap stopped decision {decision.index} after "
+                f"{result.iterations} of {result.budget} playouts ({result.elapsed_ms:.0f} ms):"
+                " this move depends on the machine's speed"
+            )
+        return decision.legal[result.index]

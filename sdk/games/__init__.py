@@ -33,16 +33,23 @@ def make_decision(
     raw_observation: dict[str, Any],
     raw_legal: list[Any] | tuple[Any, ...],
     clock: Clock | None = None,
+    index: int = -1,
 ) -> Decision[Any, Any]:
     """Build the typed :class:`Decision` a bot receives from the wire values."""
     adapter = adapter_for(game_id)
     if adapter is None:
         return Decision(
-            kind, raw_observation, tuple(raw_legal), clock, raw_observation, tuple(raw_legal)
+            kind,
+            raw_observation,
+            tuple(raw_legal),
+            clock,
+            raw_observation,
+            tuple(raw_legal),
+            index,
         )
     observation = adapter.decode_observation(raw_observation)
     legal = tuple(adapter.decode_action(kind, raw) for raw in raw_legal)
-    return Decision(kind, observation, legal, clock, raw_observation, tuple(raw_legal))
+    return Decision(kind, observation, legal, clock, raw_observation, tuple(raw_legal), index)
 
 
 class _WireDecision(Decision[Any, Any]):
@@ -89,6 +96,7 @@ def _astuple(decision: Decision[Any, Any]) -> tuple[Any, ...]:
         decision.clock,
         decision.raw_observation,
         decision.raw_legal,
+        decision.index,
     )
 
 
@@ -98,6 +106,7 @@ def decision_from_wire(
     observation_json: bytes,
     legal_json: bytes,
     clock: Clock | None = None,
+    index: int = -1,
 ) -> Decision[Any, Any]:
     """The typed :class:`Decision` of a decision request as the referee sends it (JSON).
 
@@ -118,6 +127,7 @@ def decision_from_wire(
         legal=legal,
         clock=clock,
         raw_legal=raw_legal,
+        index=index,
         _game_id=game_id,
         _observation_json=observation_json,
     )

@@ -3,9 +3,14 @@
 choice is the prior, greedy's rules play every seat in the playouts (read straight off the
 engine state: :mod:`saloon.sdk.house.playouts`), and another action is played only where
 the playouts say it does better. ``house:search-N`` spends N playouts per
-decision; ``house:search`` a per-game default (:attr:`GameKnowledge.iterations`); every one
-stops at 200 ms and a quarter of the decision clock. Measured strength:
-tests/unit/test_search_bots.py, bench/search.py.
+decision; ``house:search`` a per-game default (:attr:`GameKnowledge.iterations`).
+
+Reproducible: the playout budget alone decides how much is searched, never the clock, so
+the same seed gives the same moves on a quiet machine and a loaded one. House bots play in
+the referee's process, unclocked; :data:`SAFETY_MS` only stops a search that would
+otherwise hang a match, and the match record's ``notes`` say when it fired (that move then
+depended on the machine). Measured strength: tests/unit/test_search_bots.py,
+bench/search.py, docs/strength.md.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from saloon.sdk.house.seizure import GreedyBot as SeizureGreedy
 from saloon.sdk.house.western_showdown import GreedyBot as ShowdownGreedy
 from saloon.sdk.search import (
     DEFAULT_ITERATIONS,
-    DEFAULT_TIME_MS,
     Evaluation,
     InformationSetSearch,
     Playout,
@@ -45,6 +49,11 @@ from saloon.sdk.search import (
 
 #: The graded variants: ``house:search-N`` for each N here (``house:search`` is the default).
 GRADES = (25, 50, 100, 200, 400, 800)
+#: The per-decision safety cap of every house search, in milliseconds: far above what the
+#: largest grade needs (house:search-800's dearest Western Legends: Showdown decisions
+#: take a few seconds on one busy core), so it fires only for a search that is stuck or
+#: starved, and the record notes it. Not a share of the decision clock: house bots are not clocked.
+SAFETY_MS = 30_000.0
 #: Western: how much of the reward is the cards-won margin (the rest is the win), and the
 #: margin's scale.
 MARGIN_SHARE = 0.5
@@ -146,10 +155,16 @@ KNOWLEDGE: dict[str, GameKnowledge] = {
 
 
 class Search(SearchBot):
-    """The default budget: :attr:`GameKnowledge.iterations` per decision, time-capped."""
+    """The default budget: :attr:`GameKnowledge.iterations` playouts per decision."""
 
     #: False: the game's own default iteration count (KNOWLEDGE); True: BUDGET's.
     GRADED = False
+    BUDGET = SearchBudget(DEFAULT_ITERATIONS, SAFETY_MS)
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        # Not BUDGET.within(info.decision_ms): a share of the clock would let the machine's
+        # load decide how much is searched.
+        self.search = self.make_search(info, self.BUDGET)
 
     def make_search(self, info: MatchInfo, budget: SearchBudget) -> Searcher:
         knowledge = KNOWLEDGE.get(info.game, GameKnowledge())
@@ -184,15 +199,15 @@ class Search(SearchBot):
 
 
 def graded(iterations: int) -> type[Search]:
-    """house:search-N: ``iterations`` per decision, time-capped like every grade."""
+    """house:search-N: ``iterations`` playouts per decision (the same safety cap)."""
     return type(
         f"Search{iterations}",
         (Search,),
         {
-            "__doc__": f"{iterations} iterations per decision (time-capped like every grade).",
+            "__doc__": f"{iterations} playouts per decision.",
             "__module__": __name__,
             "GRADED": True,
-            "BUDGET": SearchBudget(iterations, DEFAULT_TIME_MS),
+            "BUDGET": SearchBudget(iterations, SAFETY_MS),
         },
     )
 

@@ -1,8 +1,8 @@
 """house:search never faults under the default clocks when it runs as its own process and
 plays over the protocol (python -m saloon.sdk.run, gRPC on a unix socket), as in the arena.
 
-Its time cap is a quarter of the decision clock and 200 ms at most, so a loaded machine
-only makes it search less. One game per test keeps the suite quick: Western Legends:
+It searches by its playout budget (2 to 60 ms a decision at house:search's defaults),
+far inside the one-second decision clock. One game per test keeps the suite quick: Western Legends:
 Showdown (every decision kind of a two-seat game) and Seas of Strife with three seats."""
 
 from __future__ import annotations

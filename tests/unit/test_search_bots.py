@@ -5,10 +5,10 @@ house:search is rollouts of house:greedy's own policy over determinizations (gre
 rules read off the engine state in the playouts, saloon.sdk.house.playouts): ahead of
 greedy at every game, tested here.
 
-The bots here search a fixed number of playouts with no time cap (the house grades also
-stop at 200 ms, which a loaded test machine would hit), so every game below is
-deterministic. Small budgets and one seat count per game keep the test command quick;
-``bench/search.py`` prints every seat count at the default budget.
+The bots here are house:search-N for other N: a fixed number of playouts per decision
+(the house bots' only time cap is a safety far above what they need), so every game
+below is deterministic whatever the machine's load. Small budgets and one seat count per
+game keep the test command quick; ``bench/search.py`` prints every seat count at the default budget.
 """
 
 from __future__ import annotations
@@ -17,25 +17,14 @@ from saloon.games import get_game
 from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
 from saloon.referee.seats import InProcessSeat, Seat
-from saloon.sdk.bot import Bot, MatchInfo
+from saloon.sdk.bot import Bot
 from saloon.sdk.house import make_house_bot
-from saloon.sdk.house.search import Search
-from saloon.sdk.search import SearchBudget
+from saloon.sdk.house.search import graded
 
 
 def search_bot(iterations: int) -> Bot:
-    """house:search with ``iterations`` per decision and no time cap."""
-
-    class Uncapped(Search):
-        GRADED = True
-        BUDGET = SearchBudget(iterations, 1e9)
-
-        def on_match_start(self, info: MatchInfo) -> None:
-            # Not BUDGET.within(info.decision_ms): that would cap each decision at a share
-            # of the clock again, and a loaded machine would cut searches short at random.
-            self.search = self.make_search(info, self.BUDGET)
-
-    return Uncapped()
+    """house:search with ``iterations`` playouts per decision."""
+    return graded(iterations)()
 
 
 def play(
