@@ -42,6 +42,8 @@ from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
 
 log = logging.getLogger(__name__)
 
+#: How saloon.sdk.run starts the line saying why a bot did not load.
+LOAD_ERROR = "saloon.sdk.run: cannot load the bot: "
 #: Bytes of a bot's stderr kept per process; the rest is counted and dropped.
 STDERR_CAP_BYTES = 64 * 1024
 #: Time the referee waits for a killed bot process to be reaped (it is at once, normally).
@@ -210,6 +212,9 @@ class BotProcess:
             self.uid = SANDBOX_UID_BASE + (os.getpid() * 64 + next(_uids)) % SANDBOX_UID_SPAN
         self.stderr = CappedBuffer()
         self._dir = Path(tempfile.mkdtemp(prefix="saloon-bot-"))
+        #: (where the runtime loads the bot from, the path its author gave): tracebacks
+        #: and load errors are shown with the author's path, never the sandbox's copy.
+        self._placed: tuple[str, str] | None = None
         if command is None:
             where = self._place(bot) if os.path.exists(bot) else bot
             command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
@@ -229,8 +234,10 @@ class BotProcess:
         """
         source = Path(bot).resolve()
         if self.uid is None:
+            self._placed = (str(source), os.path.normpath(bot))
             return str(source)
         target = self._dir / "bot" / source.name
+        self._placed = (str(target), os.path.normpath(bot))
         if source.is_dir():
             shutil.copytree(source, target, symlinks=True)
         else:
@@ -332,10 +339,28 @@ class BotProcess:
                 proc.stderr.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
+    def authored(self, text: str) -> str:
+        """``text`` with the sandbox's copy of the bot named by the author's own path."""
+        if self._placed is None:
+            return text
+        placed, given = self._placed
+        return text.replace(placed, given)
+
+    def stderr_text(self) -> str:
+        """What the bot wrote to stderr so far (capped), with the author's paths."""
+        return self.authored(self.stderr.text())
+
     def stderr_tail(self, limit: int = 400) -> str:
         """The end of what the bot wrote to stderr so far, on one line."""
-        text = self.stderr.text().strip().replace("\n", " | ")
+        text = self.stderr_text().strip().replace("\n", " | ")
         return text[-limit:]
+
+    def load_error(self) -> str | None:
+        """The runtime's one-line reason the bot did not load, if it said one."""
+        for line in self.stderr_text().splitlines():
+            if line.startswith(LOAD_ERROR):
+                return line[len(LOAD_ERROR) :]
+        return None
 
 
 def _chown_tree(root: Path, uid: int) -> None:

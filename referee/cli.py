@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -21,12 +23,14 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from saloon.games import State, game_ids, get_game
 from saloon.games.errors import GameError
 from saloon.referee.errors import RefereeError
+from saloon.referee.faults import FaultKind
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_LIMITS
-from saloon.referee.record import MatchRecord
+from saloon.referee.record import MatchRecord, stderr_blocks
 from saloon.referee.replay import Step, replay, verify
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.errors import SdkError
 from saloon.sdk.house import house_bot_names
+from saloon.sdk.output import unmarked
 
 if TYPE_CHECKING:
     from saloon.referee.seats import SeatFactory
@@ -141,7 +145,9 @@ def register(
     rep.add_argument("file", help="a match record written by `saloon play --json`/--out")
     rep.add_argument("--as-seat", type=int, metavar="K", help="show only what seat K saw")
     rep.add_argument(
-        "--json", action="store_true", help="with --as-seat: each observation as raw JSON"
+        "--json",
+        action="store_true",
+        help="print the record as JSON; with --as-seat: each observation as raw JSON",
     )
     rep.add_argument(
         "--verify",
@@ -214,7 +220,17 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     seats = local_seats(
         args.game, args.seat, debug=args.debug, sandbox=args.sandbox, kinds=args.seat_kinds
     )
+    # The loop's fault warnings are for workers' logs: here every fault is in the printed
+    # log, and a seat that failed gets its own line first (seat_problems).
+    logging.getLogger("saloon.referee.match").setLevel(logging.ERROR)
     record = Match(get_game(args.game), seats, args.seed, dict(args.option), limits).run()
+    for index, seat in enumerate(seats):
+        record.stderr.extend(stderr_blocks(index, seat.diagnostics()))
+    # A seat that did not load or crashed is the first thing on the screen, one line each.
+    problems = seat_problems(record)
+    for line in problems:
+        sys.stderr.write(f"saloon: {line}\n")
+    sys.stderr.flush()
     text = record.dumps()
     if args.out:
         try:
@@ -229,14 +245,66 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     out.flush()
     # After the log, so a bot's traceback is the last thing on the screen, not scrolled away.
     for info, seat in zip(record.seats, seats, strict=True):
-        if diag := seat.diagnostics().rstrip():
+        if diag := unmarked(seat.diagnostics()).rstrip():
             lines = diag.splitlines()[-40:]
             sys.stderr.write(
-                f"--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines ---\n"
-                + "\n".join(lines)
-                + "\n"
+                f"--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines "
+                "([decision N]: what it printed at log entry N) ---\n" + "\n".join(lines) + "\n"
             )
-    return 0
+    for line in problems:  # and again below the tracebacks, for a long log
+        sys.stderr.write(f"saloon: {line}\n")
+    return play_status(record)
+
+
+#: ``saloon play``'s exit statuses (docs: README, docs/bot-guide.md).
+EXIT_PLAYED = 0
+EXIT_ERROR = 1  # nothing was played: a bad command line or input (one line on stderr)
+EXIT_USAGE = 2  # the command line does not parse
+EXIT_SEAT_FAILED = 3  # played, but a seat crashed or was played out (did not load, faults)
+EXIT_ABORTED = 4  # the referee stopped the match before the game ended
+
+
+def play_status(record: MatchRecord) -> int:
+    """The exit status of ``saloon play`` for a played match."""
+    if record.abort_reason is not None:
+        return EXIT_ABORTED
+    if record.played_out or any(f.kind is FaultKind.CRASH for f in record.faults):
+        return EXIT_SEAT_FAILED
+    return EXIT_PLAYED
+
+
+def seat_problems(record: MatchRecord) -> list[str]:
+    """One line per seat that crashed or was played out, starting with the bot's own
+    file:line where the fault names one."""
+    lines = []
+    crashed = {f.seat for f in record.faults if f.kind is FaultKind.CRASH}
+    for seat in sorted({*record.played_out, *crashed}):
+        who = f"seat {seat} ({record.seats[seat].bot})"
+        faults = [f for f in record.faults if f.seat == seat]
+        if not faults:
+            lines.append(f"{who} was played out by house:random")
+            continue
+        fault = next((f for f in faults if f.kind is FaultKind.CRASH), faults[-1])
+        when = "at match start" if fault.decision < 0 else f"at decision {fault.decision}"
+        what = (
+            f"{fault.kind.value} {when}"
+            if len(faults) == 1
+            else (f"played out after {len(faults)} faults, the last {fault.kind.value} {when}")
+        )
+        detail = fault.detail
+        place = _PLACE.search(detail)
+        if detail.startswith(LOADING):
+            what, detail = "did not load", detail[len(LOADING) :]
+            place = None  # the load error already starts with it
+        lead = f"{place.group(1)}: " if place else ""
+        lines.append(f"{lead}{who} {what}: {detail}; house:random played its moves, ranked last")
+    return lines
+
+
+#: Where a fault says the bot's code raised: `` at FILE:LINE`` (the last one in the line).
+_PLACE = re.compile(r".* at (\S+:\d+)")
+#: How a seat's fault says its bot did not load (saloon.referee.remote.ProcessSeat).
+LOADING = "the bot did not load: "
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
@@ -248,6 +316,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         )
     if args.verify:
         verify(record)
+    if args.json and args.as_seat is None:
+        out.write(record.dumps())  # the whole record, as read (and checked, with --verify)
+        return 0
     print_match(record, out, as_seat=args.as_seat, raw=args.json)
     if args.verify:
         out.write("verified: the log replays to the recorded scores and ranks\n")
@@ -273,14 +344,24 @@ def print_match(
     seats = ", ".join(f"{s.seat}={s.bot}" for s in record.seats)
     opts = " ".join(f"{k}={v}" for k, v in record.options.items())
     out.write(f"{record.game} seed {record.seed} {opts} seats {seats}\n".replace("  ", " "))
+    printed: dict[int, tuple[str, ...]] = {}
     if as_seat is not None:
         out.write(f"as seen by seat {as_seat}\n")
+        for block in record.stderr:
+            if block.seat != as_seat:
+                continue
+            if block.decision is None:
+                _show_printed(f"at {block.when}", block.lines, out)
+            else:
+                printed[block.decision] = block.lines
     faults = {f.decision: f for f in record.faults}
 
     def show(step: Step) -> None:
         entry = step.entry
         if as_seat is not None:
             _show_as_seat(step, as_seat, out, raw)
+            if step.index in printed:
+                _show_printed("", printed[step.index], out)
             _show_events(entry.events, out)  # public: every seat saw them
             return
         if entry.is_chance:
@@ -317,6 +398,13 @@ def _show_as_seat(step: Step, seat: int, out: TextIO, raw: bool) -> None:
         legal = [step.before.action_to_string(a) for a in step.before.legal_actions()]
         out.write(f"{'':7}legal: {' | '.join(legal)}\n")
     out.write(f"{'':5}  you {entry.kind}: {step.label}\n")
+
+
+def _show_printed(when: str, lines: Sequence[str], out: TextIO) -> None:
+    """What the seat's bot wrote to stderr at one moment, indented under it."""
+    out.write(f"{'':7}you printed{' ' + when if when else ''}:\n")
+    for line in lines:
+        out.write(f"{'':9}| {line}\n")
 
 
 def _show_events(events: Sequence[dict[str, Any]], out: TextIO) -> None:

@@ -19,6 +19,7 @@ from saloon.games import Options
 from saloon.referee.errors import RecordError
 from saloon.referee.faults import Fault, FaultKind
 from saloon.referee.limits import MatchLimits, SandboxInfo
+from saloon.sdk.output import split_marked
 
 FORMAT = "saloon.match/1"
 #: The one key whose content differs between two runs of the same match.
@@ -175,6 +176,17 @@ class StderrBlock:
             "decision": self.decision,
             "lines": list(self.lines),
         }
+
+
+def stderr_blocks(seat: int, text: str) -> list[StderrBlock]:
+    """A seat's captured stderr (marked by the runtime, saloon.sdk.output) as blocks by
+    moment of the match."""
+    blocks = []
+    for moment, lines in split_marked(text):
+        when, _, number = moment.partition(" ")
+        decision = int(number) if when == "decision" and number.isdigit() else None
+        blocks.append(StderrBlock(seat, when, decision, tuple(lines)))
+    return blocks
 
 
 @dataclass

@@ -764,10 +764,30 @@ class ProcessSeat(GrpcSeat):
     def _check_alive(self) -> None:
         code = self.process.exit_code()
         if code is not None:
+            reason = self.process.load_error()
+            if reason is not None:
+                raise SeatFault(FaultKind.CRASH, f"the bot did not load: {reason}")
             raise SeatFault(
                 FaultKind.CRASH,
                 f"bot process exited with code {code}: {self.process.stderr_tail()}",
             )
+
+    def start(self, info: StartInfo) -> None:
+        try:
+            super().start(info)
+        except SeatFault as fault:
+            raise self._authored(fault) from None
+
+    def decide(self, request: DecisionRequest) -> int:
+        try:
+            return super().decide(request)
+        except SeatFault as fault:
+            raise self._authored(fault) from None
+
+    def _authored(self, fault: SeatFault) -> SeatFault:
+        """The fault with the sandbox's copy of the bot named by the author's path."""
+        detail = self.process.authored(fault.detail)
+        return SeatFault(fault.kind, detail, fatal=fault.fatal)
 
     def _start_timed_out(self) -> SeatFault:
         if _answers_garbage(self.process.socket_path):
@@ -784,8 +804,8 @@ class ProcessSeat(GrpcSeat):
 
     @property
     def stderr(self) -> str:
-        """What the bot wrote to stderr (capped), for its owner."""
-        return self.process.stderr.text()
+        """What the bot wrote to stderr (capped, marked by decision), for its owner."""
+        return self.process.stderr_text()
 
     def diagnostics(self) -> str:
         return self.stderr

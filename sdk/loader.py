@@ -30,6 +30,7 @@ from types import ModuleType
 from saloon.sdk.bot import Bot, FunctionBot
 from saloon.sdk.botref import HOUSE, parse_seat
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
+from saloon.sdk.output import where
 
 #: A fresh bot for a match of the given game id.
 BotFactory = Callable[[str], Bot]
@@ -98,7 +99,11 @@ def _import(entry: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        raise BotLoadError(f"importing {entry} raised {exc!r}") from exc
+        # One line that starts with the author's file:line (a SyntaxError's own place, else
+        # the innermost frame: where the bot's code raised), then what went wrong.
+        place = where(exc) or str(entry)
+        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        raise BotLoadError(f"{place}: {type(exc).__name__}: {text} (importing {entry})") from exc
     return module
 
 

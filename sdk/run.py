@@ -13,10 +13,12 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from types import FrameType
 
 from saloon.sdk.errors import BotLoadError
 from saloon.sdk.loader import load_bot
+from saloon.sdk.output import MarkedStream
 from saloon.sdk.protocol import unix_target
 from saloon.sdk.runtime import DEFAULT_MAX_MATCHES, create_server
 
@@ -31,12 +33,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-matches", type=int, default=DEFAULT_MAX_MATCHES)
     args = parser.parse_args(argv)
 
-    # print() in a bot is debugging output: keep stdout free, send it where stderr goes.
-    sys.stdout = sys.stderr
+    # print() in a bot is debugging output: keep stdout free, send it where stderr goes,
+    # marked by decision (saloon.sdk.output) so that its owner sees when it was printed.
+    sys.stderr = sys.stdout = MarkedStream(sys.__stderr__ or sys.stderr)
     try:
         factory = load_bot(args.bot)
     except BotLoadError as exc:
-        print(f"saloon.sdk.run: {exc}", file=sys.stderr)
+        # The one line first (the referee reports it), then the traceback below it.
+        print(f"saloon.sdk.run: cannot load the bot: {exc}", file=sys.stderr)
+        if exc.__cause__ is not None and not isinstance(exc.__cause__, SyntaxError):
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
         return 2
     if args.socket:
         if os.path.exists(args.socket):

@@ -26,6 +26,7 @@ from saloon.sdk.bot import Bot, Clock, MatchInfo, MatchResult
 from saloon.sdk.errors import NotALegalAction
 from saloon.sdk.games import adapter_for, decision_from_wire
 from saloon.sdk.loader import BotFactory
+from saloon.sdk.output import mark, where
 from saloon.sdk.proto import bot_pb2
 from saloon.sdk.protocol import (
     MAX_BOT_MESSAGE_BYTES,
@@ -47,11 +48,22 @@ _ILLEGAL = bot_pb2.BotError.ILLEGAL_CHOICE
 _ENDED = bot_pb2.FromBot(ended=bot_pb2.MatchEnded())
 
 
-def _describe(exc: BaseException, where: str) -> str:
-    """One line for the referee; the full traceback goes to stderr."""
-    traceback.print_exception(exc, file=sys.stderr)
+def _describe(exc: BaseException, hook: str) -> str:
+    """One line for the referee, ending with the bot's file:line; the full traceback goes
+    to stderr, from the bot's own first frame (the runtime's call into the bot is left
+    out)."""
+    tb = exc.__traceback__
+    traceback.print_exception(type(exc), exc, tb.tb_next if tb else None, file=sys.stderr)
     sys.stderr.flush()
-    return f"{where} raised {type(exc).__name__}: {exc}"[:1000]
+    place = where(exc)
+    at = f" at {place}" if place else ""
+    return f"{hook} raised {type(exc).__name__}: {exc}"[:900] + at[:100]
+
+
+def _write_notes(bot: Bot) -> None:
+    """What the bot noted about its decision, on its stderr (marked with the decision)."""
+    for note in bot.take_notes():
+        print(f"note: {note}", file=sys.stderr)
 
 
 class MatchSession:
@@ -90,6 +102,7 @@ class MatchSession:
             decision_ms=start.decision_ms,
             bank_ms=start.bank_ms,
         )
+        mark("start")
         try:
             # Import the game's typed views now, on the start clock, not the first decision's.
             adapter_for(start.game)
@@ -113,6 +126,7 @@ class MatchSession:
             return bot_pb2.FromBot(
                 error=bot_pb2.BotError(index=index, kind=_EXCEPTION, detail=detail)
             )
+        mark(f"decision {index}")
         try:
             decision = decision_from_wire(
                 self.game,
@@ -123,6 +137,7 @@ class MatchSession:
                 index,
             )
             choice = self.bot.act(decision)
+            _write_notes(self.bot)
         except _BOT_FAILURES as exc:
             detail = _describe(exc, "act")
             return bot_pb2.FromBot(
@@ -138,6 +153,7 @@ class MatchSession:
         return bot_pb2.FromBot(decision=bot_pb2.Decision(index=index, action=action))
 
     def _end(self, end: bot_pb2.MatchEnd) -> None:
+        mark("end")
         if self.bot is None:
             return
         try:

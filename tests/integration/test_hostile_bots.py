@@ -207,7 +207,8 @@ def test_spinning_or_sleeping_bot_times_out(played: dict[str, Played], name: str
 def test_crash_at_import_is_a_crash_at_match_start(played: dict[str, Played]) -> None:
     faults = faults_of(played["import_crash"])
     assert [(kind, decision) for kind, decision, _ in faults] == [("CRASH", -1)]
-    assert "exited with code 2" in faults[0][2]
+    assert faults[0][2].startswith("the bot did not load: ")
+    assert "boom at import" in faults[0][2]
     assert "boom at import" in played["import_crash"].diagnostics
 
 

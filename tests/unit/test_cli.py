@@ -203,11 +203,57 @@ def test_a_crashing_path_bot_shows_its_traceback(tmp_path: Path) -> None:
         "        raise ValueError('my bug')\n"
     )
     out = run("play", SOS, "--seat", str(bot), "--seat", "house:random", "--seat", "house:random")
-    assert out.returncode == 0, out.stderr
-    assert "[CRASH: act raised ValueError: my bug]" in out.stdout
+    assert out.returncode == 3, out.stderr  # a seat crashed (docs: exit statuses)
+    first = out.stderr.splitlines()[0]
+    assert first.startswith(f"saloon: {bot}:4: seat 0 ({bot}) CRASH at decision "), first
+    assert "[CRASH: act raised ValueError: my bug" in out.stdout
     assert "played out after faults" in out.stdout
     assert f"--- seat 0 ({bot}) stderr" in out.stderr
     assert "raise ValueError('my bug')" in out.stderr and "Traceback" in out.stderr
+    # Under root the runtime loads a copy of the bot: every path shown is the author's.
+    assert "saloon-bot-" not in out.stderr + out.stdout
+
+
+def test_a_bot_that_does_not_load_is_reported_first_with_its_file_and_line(
+    tmp_path: Path,
+) -> None:
+    bot = tmp_path / "syntax.py"
+    bot.write_text("from saloon.sdk import Bot\n\nclass MyBot(Bot)\n    pass\n")
+    out = run("play", "seizure-v1", "--seat", str(bot), "--seat", "house:greedy", "--json")
+    assert out.returncode == 3
+    first = out.stderr.splitlines()[0]
+    assert first.startswith(
+        f"saloon: seat 0 ({bot}) did not load: {bot}:3: SyntaxError: expected ':'"
+    ), first
+    assert "saloon-bot-" not in out.stderr + out.stdout
+    record = json.loads(out.stdout)
+    assert record["faults"][0]["detail"].startswith(f"the bot did not load: {bot}:3:")
+
+
+def test_stderr_is_recorded_by_decision_and_shown_in_the_seat_view(tmp_path: Path) -> None:
+    bot = tmp_path / "talk.py"
+    bot.write_text(
+        "from saloon.sdk import Bot\n"
+        "class Talk(Bot):\n"
+        "    def act(self, decision):\n"
+        "        print('deciding', decision.index, end='')  # no newline: still its own\n"
+        "        return decision.legal[0]\n"
+    )
+    path = tmp_path / "rec.json"
+    game = "western-showdown-v1"
+    out = run("play", game, "--seat", str(bot), "--seat", "house:greedy", "--out", str(path))
+    assert out.returncode == 0, out.stderr
+    record = json.loads(path.read_text())
+    blocks = record["stderr"]
+    asked = {i for i, e in enumerate(record["log"]) if e.get("seat") == 0 and not e.get("auto")}
+    assert {b["decision"] for b in blocks} == asked
+    assert all(b["lines"] == [f"deciding {b['decision']}"] for b in blocks)
+    view = run("replay", str(path), "--as-seat", "0").stdout
+    first = min(asked)
+    assert f"you printed:\n         | deciding {first}\n" in view
+    assert "you printed" not in run("replay", str(path), "--as-seat", "1").stdout
+    again = run("replay", str(path), "--json")
+    assert json.loads(again.stdout) == record
 
 
 def test_play_limits_are_recorded() -> None:
@@ -248,7 +294,7 @@ def test_a_path_bot_s_traceback_comes_after_the_log() -> None:
         text=True,
         timeout=120,
     )
-    assert out.returncode == 0
+    assert out.returncode == 3  # the seat crashed
     after = out.stdout.split("result:", 1)[1]
     assert "stderr, last" in after and "ValueError: the bot's own bug" in after
 
