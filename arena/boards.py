@@ -1,10 +1,11 @@
-"""Leaderboards as the arena serves them: folded once per change of the results.
+"""Leaderboards as the arena serves them: each rendered board kept until the results move.
 
-A board is a fold over every result of its ladder (its cost grows with them; bench/arena.py
-measures it), and readers ask far more often than results arrive. So each rendered
-board (the API's message, the HTML page) is kept with the results' stamp it was made from
-(their count and newest finish time, one cheap query) and made again only when the stamp
-has moved. One reader makes a missing board while the others of the same key wait for it.
+Boards are incremental underneath (saloon.ratings.incremental: a stored checkpoint,
+extended by each new result; reading one costs a few queries, not a fold). Rendering a
+board (the API's message, the HTML page with its charts) still costs something, and
+readers ask far more often than results arrive, so each rendered board is kept with the
+results' stamp it was made from (one cheap query) and made again only when the stamp has
+moved. One reader makes a missing board while the others of the same key wait for it.
 """
 
 from __future__ import annotations

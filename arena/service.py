@@ -255,9 +255,11 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     def _board_message(self, request: pb.LeaderboardRequest) -> pb.Leaderboard:
         if request.season_id:
-            board = season_leaderboard(self.store, request.season_id)
+            board = season_leaderboard(self.store, request.season_id, details=False)
         else:
-            board, _others = game_leaderboard(self.store, request.game, dict(request.options))
+            board, _others = game_leaderboard(
+                self.store, request.game, dict(request.options), details=False
+            )
         return leaderboard_message(board)
 
     def GetMatch(self, request: pb.MatchRequest, context: Any) -> Any:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, TextIO
 from saloon.ratings.errors import NoResultsError
 from saloon.ratings.fold import fold
 from saloon.ratings.htmlpage import render_html
-from saloon.ratings.ladders import Ladder, default_ladder
+from saloon.ratings.incremental import BoardScope, board_standings
+from saloon.ratings.ladders import Ladder, default_ladder, ladder_for
 from saloon.ratings.leaderboard import (
     Leaderboard,
     build_leaderboard,
@@ -18,7 +19,7 @@ from saloon.ratings.leaderboard import (
     render_table,
 )
 from saloon.ratings.params import Scope
-from saloon.ratings.source import Loaded, known_bots, load
+from saloon.ratings.source import known_bots, load, with_defaults
 
 if TYPE_CHECKING:
     from saloon.worker.store.store import Store
@@ -43,32 +44,57 @@ def write_leaderboard(board: Leaderboard, fmt: Format, out: TextIO) -> None:
     }[fmt](board, out)
 
 
-def season_leaderboard(store: Store, season_id: str) -> Leaderboard:
-    """The leaderboard of one season (season scope: no drift)."""
+def season_leaderboard(store: Store, season_id: str, details: bool = True) -> Leaderboard:
+    """The leaderboard of one season (season scope: no drift), from its checkpoint
+    (saloon.ratings.incremental); ``details``: with histories and head-to-head."""
     season = store.season(season_id)
     if season is None:
         raise NoResultsError(f"no season {season_id!r} in the store")
-    loaded = load(store, season_id=season_id)
-    ladder = _season_ladder(loaded, season.game)
-    standings = fold(loaded.results, ladder, Scope.SEASON)
-    return build_leaderboard(standings, season_id, known_bots(loaded, ladder))
+    scope = BoardScope.season(season_id, season_ladder(store, season_id, season.game))
+    standings, known, _ladders = board_standings(store, scope, details)
+    return build_leaderboard(standings, season_id, known)
 
 
-def _season_ladder(loaded: Loaded, game: str) -> Ladder:
-    if loaded.ladders:
-        return loaded.ladders[0]
-    if loaded.scheduled:
-        return next(iter(loaded.scheduled))
-    return default_ladder(game)
+def season_ladder(store: Store, season_id: str, game: str) -> Ladder:
+    """The ladder a season's matches are played on (its first match's options)."""
+    import sqlalchemy as sa
+
+    from saloon.worker.store import schema as t
+
+    sm, se = t.scheduled_matches, t.seasons
+    with store._read("season ladder") as conn:
+        spec = conn.execute(
+            sa.select(sm.c.spec)
+            .join(se, se.c.id == sm.c.season_pk)
+            .where(se.c.season_id == season_id)
+            .order_by(sm.c.idx)
+            .limit(1)
+        ).scalar_one_or_none()
+    if spec is None:
+        return default_ladder(game)
+    return ladder_for(game, with_defaults(game, dict(dict(spec).get("options", {}))))
 
 
 def game_leaderboard(
-    store: Store, game: str, options: Mapping[str, str] | None = None
+    store: Store, game: str, options: Mapping[str, str] | None = None, details: bool = True
 ) -> tuple[Leaderboard, list[Ladder]]:
     """The all-time leaderboard of ``game``'s ladder with ``options`` (defaults filled in),
     and the game's other ladders that have results."""
     ladder = default_ladder(game, options)
-    loaded = load(store, game=game)
-    standings = fold(loaded.results, ladder, Scope.ALL_TIME)
-    board = build_leaderboard(standings, "", known_bots(loaded, ladder))
-    return board, [other for other in loaded.ladders if other != ladder]
+    standings, known, ladders = board_standings(store, BoardScope.all_time(ladder), details)
+    board = build_leaderboard(standings, "", known)
+    return board, [other for other in ladders if other != ladder]
+
+
+def rebuilt_leaderboard(store: Store, game: str, season_id: str | None = None) -> Leaderboard:
+    """The same board by a full fold over every result (what the checkpoint must equal)."""
+    loaded = load(store, game=game, season_id=season_id)
+    if season_id is None:
+        ladder = default_ladder(game)
+        return build_leaderboard(
+            fold(loaded.results, ladder, Scope.ALL_TIME), "", known_bots(loaded, ladder)
+        )
+    ladder = season_ladder(store, season_id, game)
+    return build_leaderboard(
+        fold(loaded.results, ladder, Scope.SEASON), season_id, known_bots(loaded, ladder)
+    )

@@ -165,8 +165,9 @@ def schedule_order(results: Iterable[Result]) -> list[Result]:
     return sorted(results, key=lambda r: (r.order, r.match_id))
 
 
-class _Folder:
-    """The mutable state of one fold (kept off the public API: fold() is the entry)."""
+class Folder:
+    """The mutable state of one fold: :func:`fold` drives it over every result at once,
+    saloon.ratings.incremental over a stored checkpoint's state, one result at a time."""
 
     def __init__(self, ladder: Ladder, scope: Scope, params: RatingParams) -> None:
         self.out = Standings(ladder, scope, params)
@@ -174,7 +175,7 @@ class _Folder:
         self.scope = scope
         self._envs: dict[int, trueskill.TrueSkill] = {}
         #: Live trueskill.Rating objects per bot version (the Standings keep plain tuples).
-        self._live: dict[Key, Any] = {}
+        self.live_ratings: dict[Key, Any] = {}
 
     def env(self, seats: int) -> trueskill.TrueSkill:
         env = self._envs.get(seats)
@@ -183,15 +184,15 @@ class _Folder:
         return env
 
     def live(self, key: Key, env: trueskill.TrueSkill) -> Any:
-        rating = self._live.get(key)
+        rating = self.live_ratings.get(key)
         if rating is None:
             before = self.out.current.get(key[0])  # a new version starts from it
             if before is None:
                 rating = env.create_rating()
             else:
-                prev = self._live[before]
+                prev = self.live_ratings[before]
                 rating = env.create_rating(prev.mu, self.params.successor_sigma(prev.sigma))
-            self._live[key] = rating
+            self.live_ratings[key] = rating
         return rating
 
     def rate(self, keys: list[Key], ranks: list[Any], step: int, first: Result) -> None:
@@ -202,7 +203,7 @@ class _Folder:
             log.warning("ladder %s: %s cannot be rated (extreme upset, no mpmath); skipped",
                         self.out.ladder.label, first.match_id)  # fmt: skip
             return
-        history, live, ratings = self.out.history, self._live, self.out.ratings
+        history, live, ratings = self.out.history, self.live_ratings, self.out.ratings
         last = self.out.current
         match_id, season = first.match_id, first.season
         for key, (new,) in zip(keys, rated, strict=True):
@@ -330,7 +331,7 @@ def fold(
 ) -> Standings:
     """Rate ``ladder``'s completed results in schedule order; other ladders are ignored."""
     chosen = [r for r in results if r.ladder == ladder and r.outcome is Outcome.COMPLETED]
-    folder = _Folder(ladder, scope, params or ladder.params)
+    folder = Folder(ladder, scope, params or ladder.params)
     for unit in _units(schedule_order(chosen)):
         folder.unit(unit)
     return folder.out

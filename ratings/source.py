@@ -19,6 +19,7 @@ from saloon.sdk.botref import ENTRY_TAG, HOUSE, STORED, parse_entry
 
 if TYPE_CHECKING:
     from saloon.worker.store.rows import ResultRow
+    from saloon.worker.store.rows import SeatResult as StoreSeat
     from saloon.worker.store.store import Store
 
 #: Owner shown for house bots and for bots given as local paths.
@@ -63,12 +64,12 @@ class Loaded:
     rows: dict[str, ResultRow] = field(default_factory=dict)
 
 
-def to_result(row: ResultRow, seq: int, deal: Any, owners: dict[str, str]) -> Result:
-    """One store row as a fold input (aborted rows keep their seats, ranks 0)."""
-    seats = []
-    for seat in row.seats:
+def seat_results(seats: Iterable[StoreSeat], owners: dict[str, str]) -> tuple[SeatResult, ...]:
+    """A stored result's seats as fold inputs (aborted seats rank 0, score 0)."""
+    out = []
+    for seat in seats:
         name, version = bot_name(seat.bot)
-        seats.append(
+        out.append(
             SeatResult(
                 bot=name,
                 version=seat.version or version,
@@ -79,12 +80,17 @@ def to_result(row: ResultRow, seq: int, deal: Any, owners: dict[str, str]) -> Re
                 faults=seat.faults,
             )
         )
+    return tuple(out)
+
+
+def to_result(row: ResultRow, seq: int, deal: Any, owners: dict[str, str]) -> Result:
+    """One store row as a fold input (aborted rows keep their seats, ranks 0)."""
     season = row.season_id or ""
     return Result(
         ladder=ladder_for(row.game, row.options),
         match_id=row.match_id,
         order=(seq, row.index if row.index is not None else 0),
-        seats=tuple(seats),
+        seats=seat_results(row.seats, owners),
         outcome=Outcome(row.outcome.value),
         season=season,
         deal_group=None if deal is None else f"{season}/{deal}",
@@ -113,7 +119,7 @@ def load(store: Store, game: str | None = None, season_id: str | None = None) ->
         for match in store.scheduled(sid):
             deals[match.match_id] = match.spec.get("deal")
             options = match.spec.get("options", {})
-            ladder = ladder_for(season.game, _with_defaults(season.game, options))
+            ladder = ladder_for(season.game, with_defaults(season.game, options))
             known = loaded.scheduled.setdefault(ladder, {})
             for seat_bot in match.spec.get("seats", []):
                 name, version = bot_name(str(seat_bot))
@@ -128,7 +134,7 @@ def load(store: Store, game: str | None = None, season_id: str | None = None) ->
     return loaded
 
 
-def _with_defaults(game: str, options: dict[str, Any]) -> dict[str, Any]:
+def with_defaults(game: str, options: dict[str, Any]) -> dict[str, Any]:
     """A scheduled match's options with the game's defaults filled in (as records have)."""
     from saloon.games import get_game
     from saloon.games.errors import GameError

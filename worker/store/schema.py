@@ -18,7 +18,7 @@ NAMING_CONVENTION = {
 }
 
 #: The migration revision these tables correspond to (a test checks it is the newest).
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 
 metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -177,4 +177,83 @@ schedules = sa.Table(
     # How many seasons it has made (the next one's number).
     sa.Column("made", sa.Integer, nullable=False),
     sa.Column("created_at", TIME, nullable=False),
+)
+
+# -- ratings checkpoints and continuous ladders (revision 0003) ---------------------------
+# A board's checkpoint (saloon.ratings.incremental): the fold's state at the end of the
+# contiguous prefix of its results in schedule order, kept row by row so that extending it
+# by one result writes only what that result changed.
+
+rating_boards = sa.Table(
+    "rating_boards",
+    metadata,
+    # "all-time:<ladder>", "season:<id>", "ladder:<id>" (saloon.ratings.incremental).
+    sa.Column("board", ID, primary_key=True),
+    # The prefix ends after this scheduled match: (season surrogate key, schedule index).
+    sa.Column("position_seq", sa.Integer, nullable=False),
+    sa.Column("position_idx", sa.Integer, nullable=False),
+    # Bumped at every change, so a cached board knows it is stale with one read.
+    sa.Column("generation", sa.Integer, nullable=False),
+    # Comparisons, matches, seat counts, the seasons whose bots are known, the fold format.
+    sa.Column("state", sa.JSON, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
+rating_entries = sa.Table(
+    "rating_entries",
+    metadata,
+    sa.Column("board", ID, primary_key=True),
+    sa.Column("bot", ID, primary_key=True),
+    # The rating of the version the bot was last rated with (NULL: listed, unrated).
+    sa.Column("mu", sa.Float, nullable=True),
+    sa.Column("sigma", sa.Float, nullable=True),
+    # The bot's statistics and every rated version's exact TrueSkill state (pi, tau).
+    sa.Column("data", sa.JSON, nullable=False),
+)
+
+rating_history = sa.Table(
+    "rating_history",
+    metadata,
+    sa.Column("board", ID, primary_key=True),
+    sa.Column("bot", ID, primary_key=True),
+    sa.Column("step", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("match_id", ID, nullable=False),
+    sa.Column("season", ID, nullable=False),
+    sa.Column("version", ID, nullable=False),
+    sa.Column("mu", sa.Float, nullable=False),
+    sa.Column("sigma", sa.Float, nullable=False),
+)
+
+rating_h2h = sa.Table(
+    "rating_h2h",
+    metadata,
+    sa.Column("board", ID, primary_key=True),
+    sa.Column("a", ID, primary_key=True),
+    sa.Column("b", ID, primary_key=True),
+    sa.Column("above", sa.Integer, nullable=False),
+    sa.Column("below", sa.Integer, nullable=False),
+    sa.Column("tied", sa.Integer, nullable=False),
+)
+
+rating_skipped = sa.Table(
+    "rating_skipped",
+    metadata,
+    # Scheduled matches the prefix passed without a result (a failed match of a settled
+    # season, a season never started): if one is recorded later, the board is rebuilt.
+    sa.Column("board", ID, primary_key=True),
+    sa.Column("match_id", ID, primary_key=True),
+)
+
+continuous_ladders = sa.Table(
+    "continuous_ladders",
+    metadata,
+    sa.Column("ladder_id", ID, primary_key=True),
+    sa.Column("organiser", ID, nullable=False),
+    # The ladder's request and matchmaker settings (saloon.arena.ladder.ContinuousRequest).
+    sa.Column("spec", sa.JSON, nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    # Batches made so far (each batch is a season ``<ladder_id>-b<k>``).
+    sa.Column("batches", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
 )
