@@ -44,7 +44,9 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
         "--listen", default=DEFAULT_LISTEN, help=f"gRPC host:port ({DEFAULT_LISTEN})"
     )
     serve.add_argument(
-        "--http", default=DEFAULT_HTTP, help=f"leaderboards host:port ({DEFAULT_HTTP}; '' = none)"
+        "--http",
+        default=DEFAULT_HTTP,
+        help=f"web pages and JSON API host:port ({DEFAULT_HTTP}; '' = none)",
     )
     serve.add_argument(
         "--sandbox",

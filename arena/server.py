@@ -22,7 +22,8 @@ from saloon.arena.interceptors import ArenaInterceptor
 from saloon.arena.ladder import rearm_schedules
 from saloon.arena.registry import Registry
 from saloon.arena.service import ArenaConfig, ArenaService
-from saloon.arena.web import BoardServer
+from saloon.arena.web.app import build_app
+from saloon.arena.web.serve import WebServer
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
 from saloon.worker.queue.season_queue import SeasonQueue, connect
 from saloon.worker.sandbox import open_sandbox
@@ -99,11 +100,17 @@ class ArenaServer:
             self.port = self.grpc.add_insecure_port(options.listen)
         if self.port == 0:
             raise OSError(f"cannot listen on {options.listen}")
-        self.boards: BoardServer | None = None
+        self.boards: WebServer | None = None
         if options.http:
             host, _, port = options.http.rpartition(":")
             address = (host.strip("[]") or "127.0.0.1", int(port))
-            self.boards = BoardServer(address, self.store, self.service.boards)
+            # The web side serves TLS with the gRPC port's certificate when it has one.
+            self.boards = WebServer(
+                address,
+                build_app(self.store, self.service.boards),
+                tls_cert=options.tls_cert,
+                tls_key=options.tls_key,
+            )
         self._stopped = threading.Event()
         self._keeper: threading.Thread | None = None
 

@@ -8,6 +8,7 @@ conservative rating the table ranks by) and a head-to-head table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from itertools import pairwise
 from typing import Any, TextIO
@@ -22,7 +23,8 @@ _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 34, 8, 8, 18
 #: Column headers that read better with Greek letters on a page than in a terminal.
 _HEADERS = {"conservative": "&mu; &minus; 3&sigma;", "mu": "&mu;", "sigma": "&sigma;"}
 
-_CSS = """
+#: The page's stylesheet (the arena's web side serves it as a file, for its strict CSP).
+BOARD_CSS = """
 :root { --ink:#1d2330; --muted:#667085; --line:#d0d5dd; --accent:#b54708; --band:#fde8d7;
         --good:#d1fadf; --bad:#fee4e2; }
 * { box-sizing: border-box; }
@@ -109,7 +111,18 @@ def rating_chart(
     )
 
 
-def _table(board: Leaderboard) -> str:
+#: A bot's page address from its name (the web side links every bot; a file links none).
+BotHref = Callable[[str], str]
+
+
+def _bot(name: str, href: BotHref | None) -> str:
+    """The bot's name, escaped, and a link to its page when there is one."""
+    if href is None:
+        return escape(name)
+    return f'<a href="{escape(href(name), quote=True)}">{escape(name)}</a>'
+
+
+def _table(board: Leaderboard, href: BotHref | None = None) -> str:
     numeric = {"rank", "conservative", "mu", "sigma", "matches", "wins", "avg_placing",
                "avg_points", "faults"}  # fmt: skip
     head = "".join(
@@ -120,7 +133,9 @@ def _table(board: Leaderboard) -> str:
     for record in board.records():
         cls = "rated" if record["rank"] is not None else "unrated"
         cells = "".join(
-            f'<td class="{f}{" num" if f in numeric else ""}">{escape(_cell(f, v))}</td>'
+            f'<td class="{f}{" num" if f in numeric else ""}">'
+            + (_bot(v, href) if f == "bot" else escape(_cell(f, v)))
+            + "</td>"
             for f, v in record.items()
         )
         body.append(
@@ -132,12 +147,12 @@ def _table(board: Leaderboard) -> str:
     )
 
 
-def _head_to_head(board: Leaderboard) -> str:
+def _head_to_head(board: Leaderboard, href: BotHref | None = None) -> str:
     bots = [r.bot for r in board.rows if r.matches]
     if len(bots) < 2:
         return "<p>No two bots have met yet.</p>"
     h2h = board.standings.head_to_head
-    head = "".join(f"<th>{escape(b)}</th>" for b in bots)
+    head = "".join(f"<th>{_bot(b, href)}</th>" for b in bots)
     rows = []
     for a in bots:
         cells = []
@@ -152,7 +167,7 @@ def _head_to_head(board: Leaderboard) -> str:
             cls = "win" if cell.above > cell.below else "loss" if cell.below > cell.above else ""
             score = f"{cell.above}&ndash;{cell.below}&ndash;{cell.tied}"
             cells.append(f'<td class="h2h {cls}">{score}</td>')
-        rows.append(f"<tr><th>{escape(a)}</th>{''.join(cells)}</tr>")
+        rows.append(f"<tr><th>{_bot(a, href)}</th>{''.join(cells)}</tr>")
     return (
         '<p class="meta">Row bot against column bot, in the matches both played: placed '
         "higher &ndash; lower &ndash; level.</p>"
@@ -161,7 +176,7 @@ def _head_to_head(board: Leaderboard) -> str:
     )
 
 
-def _charts(board: Leaderboard) -> str:
+def _charts(board: Leaderboard, href: BotHref | None = None) -> str:
     history = board.standings.history
     rated = [r for r in board.rows if r.rated and history.get(r.bot)]
     if not rated:
@@ -176,7 +191,7 @@ def _charts(board: Leaderboard) -> str:
         points = history[row.bot]
         figures.append(
             f'<figure data-bot="{escape(row.bot, quote=True)}"><figcaption>{row.rank}. '
-            f"{escape(row.bot)} <span>mu {points[-1].mu:.2f}, sigma {points[-1].sigma:.2f}"
+            f"{_bot(row.bot, href)} <span>mu {points[-1].mu:.2f}, sigma {points[-1].sigma:.2f}"
             f"</span></figcaption>{rating_chart(row.bot, points, y_lo, y_hi, last)}</figure>"
         )
     return (
@@ -187,20 +202,26 @@ def _charts(board: Leaderboard) -> str:
     )
 
 
+def board_sections(board: Leaderboard, href: BotHref | None = None) -> str:
+    """The page's body below its title: the table, the rating charts, head to head
+    (each bot's name a link to ``href(name)`` when given)."""
+    s = board.standings
+    return (
+        f'<p class="meta">{s.matches} matches, {s.comparisons} rated comparisons; ranked by '
+        "the conservative rating mu - 3 sigma (TrueSkill).</p>"
+        f"{_table(board, href)}"
+        f"<h2>Rating over time</h2>{_charts(board, href)}"
+        f"<h2>Head to head</h2>{_head_to_head(board, href)}"
+    )
+
+
 def render_html(board: Leaderboard, out: TextIO) -> None:
     """Write the leaderboard as a self-contained HTML page."""
-    s = board.standings
     title = escape(f"Saloon leaderboard: {board.title}")
     out.write(
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<style>{_CSS}</style></head><body>"
-        f"<h1>{escape(board.title)}</h1>"
-        f'<p class="meta">{s.matches} matches, {s.comparisons} rated comparisons; ranked by '
-        "the conservative rating mu - 3 sigma (TrueSkill).</p>"
-        f"{_table(board)}"
-        f"<h2>Rating over time</h2>{_charts(board)}"
-        f"<h2>Head to head</h2>{_head_to_head(board)}"
-        "</body></html>\n"
+        f"<style>{BOARD_CSS}</style></head><body>"
+        f"<h1>{escape(board.title)}</h1>{board_sections(board)}</body></html>\n"
     )

@@ -131,7 +131,7 @@ def test_the_health_service_answers_serving(arena: Arena) -> None:
 
 def test_the_boards_are_read_only_html(arena: Arena) -> None:
     with urllib.request.urlopen(arena.http + "/", timeout=10) as page:
-        assert page.status == 200 and b"Saloon leaderboards" in page.read()
+        assert page.status == 200 and b"Saloon ladders" in page.read()
     with urllib.request.urlopen(arena.http + "/healthz", timeout=10) as page:
         assert page.read() == b"ok\n"
     request = urllib.request.Request(arena.http + "/", data=b"x", method="POST")

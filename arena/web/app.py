@@ -1,0 +1,153 @@
+"""The Starlette app: pages (:mod:`saloon.arena.web.pages`), the JSON API
+(:mod:`saloon.arena.web.api`), the packaged static files, error pages.
+
+Every response carries the strict security headers of :mod:`saloon.arena.web.guard`; an
+error is answered with its status and one line (HTML for a page, JSON under ``/api/``),
+never a traceback; the store's threads are bounded by ``WebLimits.store_threads``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from saloon.arena.boards import BoardCache
+from saloon.arena.registry import Registry
+from saloon.arena.web.errors import WebError
+from saloon.arena.web.guard import Guard
+from saloon.arena.web.limits import WebLimits
+from saloon.arena.web.sessions import Sessions
+from saloon.arena.web.views import Views
+from saloon.games.errors import GameError
+from saloon.ratings.errors import RatingsError
+from saloon.ratings.htmlpage import BOARD_CSS
+from saloon.referee.errors import RefereeError
+from saloon.worker.errors import StoreUnavailable
+from saloon.worker.store.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WebContext:
+    """What every route reads: the store, its views, the registry, the sessions."""
+
+    store: Store
+    registry: Registry
+    views: Views
+    sessions: Sessions
+    templates: Environment
+    limits: WebLimits
+
+
+def templates() -> Environment:
+    """The packaged Jinja2 templates, autoescaped."""
+    env = Environment(
+        loader=PackageLoader("saloon.arena.web", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env
+
+
+def context(request: Request) -> WebContext:
+    """The app's :class:`WebContext`."""
+    ctx: WebContext = request.app.state.ctx
+    return ctx
+
+
+def status_of(exc: BaseException) -> tuple[int, str]:
+    """The HTTP status and the one line an error is answered with."""
+    if isinstance(exc, WebError):
+        return exc.status, str(exc)
+    if isinstance(exc, RatingsError | GameError | RefereeError):
+        return 404, str(exc)
+    if isinstance(exc, StoreUnavailable):
+        return 503, "the results store is unavailable; try again shortly"
+    if isinstance(exc, HTTPException):
+        return exc.status_code, str(exc.detail)
+    return 500, "internal error"
+
+
+async def on_error(request: Request, exc: Exception) -> Response:
+    """An error page (or JSON under /api/), never a traceback."""
+    status, message = status_of(exc)
+    if status == 500:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    headers = {"Allow": "GET, HEAD"} if status == 405 else None
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": message, "status": status}, status, headers=headers)
+    try:
+        page = context(request).templates.get_template("error.html")
+        html = page.render(status=status, message=message)
+    except Exception:  # the error page itself must not fail
+        return PlainTextResponse(f"{message}\n", status, headers=headers)
+    return Response(html, status, headers=headers, media_type="text/html")
+
+
+async def healthz(request: Request) -> Response:
+    """``ok`` (for a load balancer)."""
+    return PlainTextResponse("ok\n")
+
+
+async def board_css(request: Request) -> Response:
+    """The board page's stylesheet (the one ``saloon leaderboard --format html`` inlines)."""
+    return Response(BOARD_CSS, media_type="text/css")
+
+
+def build_app(
+    store: Store, boards: BoardCache | None = None, limits: WebLimits | None = None
+) -> Any:
+    """The web side of ``store`` as an ASGI app (the routes in docs/arena.md)."""
+    from saloon.arena.web import api, pages
+
+    limits = limits or WebLimits()
+    registry = Registry(store)
+    boards = boards or BoardCache(registry)
+    ctx = WebContext(store, registry, Views(store, boards), Sessions(), templates(), limits)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The store is read on worker threads: at most this many at once.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = limits.store_threads
+        yield
+
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/static/board.css", board_css, methods=["GET"]),
+        Mount("/static", StaticFiles(packages=[("saloon.arena.web", "static")]), name="static"),
+        *pages.routes(),
+        *api.routes(),
+    ]
+    app = Starlette(
+        routes=routes,
+        # Known errors are answered here; anything else is a 500 (logged once).
+        exception_handlers={
+            cls: on_error
+            for cls in (
+                HTTPException,
+                WebError,
+                RatingsError,
+                GameError,
+                RefereeError,
+                StoreUnavailable,
+                Exception,
+            )
+        },
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    return Guard(app, limits)

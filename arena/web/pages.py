@@ -1,0 +1,170 @@
+"""The HTML pages: each renders a view of :mod:`saloon.arena.web.views` with a template.
+
+Endpoints are plain functions: Starlette runs them on its bounded worker threads, where
+reading the store may block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl
+
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from saloon.arena.web.app import context
+from saloon.arena.web.errors import Forbidden, NotFound, SignInRequired
+from saloon.arena.web.matchview import load_record
+from saloon.arena.web.owners import seat_owner_check, signed_in_user
+from saloon.arena.web.sessions import COOKIE, SESSION_S, sign_in_allowed
+from saloon.arena.web.views import bot_href
+from saloon.ratings.htmlpage import board_sections
+from saloon.worker.errors import BadToken
+
+#: Seconds a browser may reuse a page before asking again (boards change with results).
+PAGE_CACHE = "no-cache"
+
+
+def render(request: Request, template: str, status: int = 200, **values: Any) -> Response:
+    """``template`` rendered with ``values`` and who is signed in."""
+    ctx = context(request)
+    user = signed_in_user(request)
+    html = ctx.templates.get_template(template).render(user=user, path=request.url.path, **values)
+    return Response(html, status, media_type="text/html", headers={"Cache-Control": PAGE_CACHE})
+
+
+def index(request: Request) -> Response:
+    """Each game's ladders with their top bots, live seasons, recent matches."""
+    return render(request, "index.html", **context(request).views.index())
+
+
+def leaderboard(request: Request) -> Response:
+    """A ladder's all-time board (today's page) linking every bot, and its newest matches."""
+    game = request.path_params["game"]
+    options = dict(parse_qsl(request.url.query))
+    views = context(request).views
+    board = views.game_board(game, options)
+    body = Markup(board_sections(board, bot_href))
+    return render(
+        request,
+        "board.html",
+        title=board.title,
+        board_html=body,
+        game=game,
+        recent_matches=views.ladder_matches(board.ladder),
+    )
+
+
+def season(request: Request) -> Response:
+    """A season: live progress, its board, its matches."""
+    views = context(request).views
+    data = views.season(request.path_params["season_id"])
+    board = views.season_board(data["season_id"])
+    body = Markup(board_sections(board, bot_href))
+    return render(request, "season.html", season=data, board_html=body)
+
+
+def bot(request: Request) -> Response:
+    """A bot: owner, versions, rating history, matches with faults, head to head."""
+    return render(request, "bot.html", bot=context(request).views.bot(request.path_params["name"]))
+
+
+def match(request: Request) -> Response:
+    """The replay viewer of a match (its data comes from /api/matches/ID/replay)."""
+    ctx = context(request)
+    match_id = request.path_params["match_id"]
+    row = ctx.store.result(match_id)
+    if row is None:
+        raise NotFound(f"no recorded match {match_id!r}")
+    from saloon.arena.web.views import match_summary
+
+    return render(request, "match.html", match=match_summary(row))
+
+
+def seat(request: Request) -> Response:
+    """What one seat saw, and its stderr: for the seat's bot's owner only."""
+    ctx = context(request)
+    match_id = request.path_params["match_id"]
+    number = int(request.path_params["seat"])
+    user = signed_in_user(request)
+    if user is None:
+        raise SignInRequired("sign in as the bot's owner to see a seat's view")
+    record = load_record(ctx.store, match_id)
+    seat_owner_check(ctx, record, number, user)
+    from saloon.arena.web.matchview import seat_replay
+
+    view = seat_replay(record, number)
+    return render(
+        request, "seat.html", view=view, seat=number, stderr=ctx.store.stderr(match_id, number)
+    )
+
+
+def signin_form(request: Request) -> Response:
+    """The sign-in form (a token field; the token goes in the POST body only)."""
+    allowed = sign_in_allowed(request.url.scheme, request.client.host if request.client else None)
+    return render(request, "signin.html", allowed=allowed, error="", next=_next(request))
+
+
+async def signin(request: Request) -> Response:
+    """Exchange an API token for a session cookie (HttpOnly, SameSite=Strict, Secure)."""
+    ctx = context(request)
+    if not sign_in_allowed(request.url.scheme, request.client.host if request.client else None):
+        raise Forbidden("sign-in works only over HTTPS (or from this machine)")
+    form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
+    token = form.get("token", "").strip()
+    try:
+        from starlette.concurrency import run_in_threadpool
+
+        user = await run_in_threadpool(ctx.registry.authenticate, token)
+    except BadToken:
+        return render(
+            request, "signin.html", 403, allowed=True, error="that token is not valid",
+            next=_safe_next(form.get("next", "/")),
+        )  # fmt: skip
+    response = RedirectResponse(_safe_next(form.get("next", "/")), status_code=303)
+    response.set_cookie(
+        COOKIE,
+        ctx.sessions.open(user),
+        max_age=SESSION_S,
+        path="/",
+        secure=True,
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+async def signout(request: Request) -> Response:
+    """End the session and drop its cookie."""
+    context(request).sessions.close(request.cookies.get(COOKIE))
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")
+    return response
+
+
+def _next(request: Request) -> str:
+    return _safe_next(request.query_params.get("next", "/"))
+
+
+def _safe_next(target: str) -> str:
+    """Only a path of this site (no scheme, no host, no ``//``): no open redirect."""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def routes() -> list[Route]:
+    """The pages' routes."""
+    return [
+        Route("/", index, methods=["GET"]),
+        Route("/leaderboard/{game}", leaderboard, methods=["GET"]),
+        Route("/season/{season_id}", season, methods=["GET"]),
+        Route("/bot/{name}", bot, methods=["GET"]),
+        Route("/match/{match_id}", match, methods=["GET"]),
+        Route("/match/{match_id}/seat/{seat:int}", seat, methods=["GET"]),
+        Route("/signin", signin_form, methods=["GET"]),
+        Route("/signin", signin, methods=["POST"]),
+        Route("/signout", signout, methods=["POST"]),
+    ]

@@ -1,0 +1,80 @@
+"""Owners' sign-in: an API token exchanged for a session cookie.
+
+The token is posted in a form body (never in a URL), checked with the registry's
+``authenticate``, and answered with a random session id in a cookie that is HttpOnly
+(scripts cannot read it), SameSite=Strict (no other site can make the browser send it, so
+no cross-site request acts as the owner) and Secure. Sessions live in this process's memory
+and end after :data:`SESSION_S` or on sign-out; restarting the server signs everyone out.
+Sign-in is refused unless the request came over TLS or from loopback: a token typed into a
+plain-HTTP page on a network would travel in clear.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+from saloon.arena.registry import User
+
+COOKIE = "saloon_session"
+#: Seconds a session lasts from sign-in.
+SESSION_S = 12 * 3600
+#: Sessions kept at most (the oldest is dropped first): bounds memory under abuse.
+MAX_SESSIONS = 10_000
+
+
+@dataclass(frozen=True)
+class Session:
+    """A signed-in user and when their session ends (monotonic seconds)."""
+
+    user: User
+    ends: float
+
+
+class Sessions:
+    """The signed-in sessions of one web server."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_id: dict[str, Session] = {}
+
+    def open(self, user: User) -> str:
+        """A new session id for ``user``."""
+        sid = secrets.token_urlsafe(32)
+        with self._lock:
+            while len(self._by_id) >= MAX_SESSIONS:
+                self._by_id.pop(next(iter(self._by_id)))
+            self._by_id[sid] = Session(user, time.monotonic() + SESSION_S)
+        return sid
+
+    def user(self, sid: str | None) -> User | None:
+        """The user of session ``sid``, or None (unknown or ended)."""
+        if not sid:
+            return None
+        with self._lock:
+            session = self._by_id.get(sid)
+            if session is None:
+                return None
+            if session.ends < time.monotonic():
+                del self._by_id[sid]
+                return None
+            return session.user
+
+    def close(self, sid: str | None) -> None:
+        """End session ``sid`` (sign-out)."""
+        if sid:
+            with self._lock:
+                self._by_id.pop(sid, None)
+
+
+def sign_in_allowed(scheme: str, client_host: str | None) -> bool:
+    """True over TLS, or from a loopback address (local use)."""
+    if scheme == "https":
+        return True
+    try:
+        return client_host is not None and ipaddress.ip_address(client_host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,314 @@
+"""What the pages and the JSON API show, as plain data: both render these, so a page and
+``/api/...`` can never disagree.
+
+Every view derived from the results (boards, listings, a bot's history) is kept in the
+arena's :class:`~saloon.arena.boards.BoardCache`, valid while the results do not change;
+a season's progress is read fresh each time (it moves while the results do not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from saloon.arena.boards import BoardCache
+from saloon.arena.web.errors import NotFound
+from saloon.games import game_ids
+from saloon.ratings.boards import game_leaderboard, season_leaderboard
+from saloon.ratings.fold import fold
+from saloon.ratings.ladders import Ladder, ladder_for
+from saloon.ratings.leaderboard import Leaderboard
+from saloon.ratings.params import Scope
+from saloon.ratings.source import bot_name, load, registry_name
+from saloon.worker.store.rows import MatchStatus, ResultRow, SeasonRow, SeasonStatus
+from saloon.worker.store.store import Store
+
+#: Bots shown per ladder on the index, matches in "recent" listings.
+TOP_BOTS, RECENT_MATCHES = 3, 20
+#: Seasons that are still going (the index lists them with their progress).
+LIVE = (SeasonStatus.CREATED, SeasonStatus.RUNNING)
+
+
+def shown_name(seat_bot: str) -> str:
+    """A seat's bot id (``bot:NAME@VERSION#TAG``, ``house:NAME``) as boards show it."""
+    return bot_name(seat_bot)[0]
+
+
+def bot_href(name: str) -> str:
+    """The page of the bot shown as ``name`` (an entry ``NAME#TAG`` links to the bot)."""
+    return f"/bot/{quote(registry_name(name), safe='')}"
+
+
+def match_href(match_id: str) -> str:
+    """The replay page of a match."""
+    return f"/match/{quote(match_id, safe='')}"
+
+
+def season_href(season_id: str) -> str:
+    """The page of a season."""
+    return f"/season/{quote(season_id, safe='')}"
+
+
+def ladder_href(ladder: Ladder) -> str:
+    """The all-time board page of a ladder."""
+    query = urlencode(ladder.options)
+    return f"/leaderboard/{quote(ladder.game, safe='')}" + (f"?{query}" if query else "")
+
+
+def _time(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+class Views:
+    """The views of one store, cached in ``boards``."""
+
+    def __init__(self, store: Store, boards: BoardCache) -> None:
+        self.store = store
+        self.boards = boards
+
+    # -- boards ----------------------------------------------------------------------------
+    def game_board(self, game: str, options: Mapping[str, str]) -> Leaderboard:
+        """The all-time board of ``game``'s ladder with ``options`` (defaults filled in)."""
+        key = ("board", game, tuple(sorted(options.items())))
+        return self.boards.get(key, lambda: game_leaderboard(self.store, game, options)[0])
+
+    def season_board(self, season_id: str) -> Leaderboard:
+        """One season's board."""
+        return self.boards.get(
+            ("season-board", season_id), lambda: season_leaderboard(self.store, season_id)
+        )
+
+    def results(self) -> list[ResultRow]:
+        """Every recorded result, newest first."""
+        return self.boards.get(
+            ("results",),
+            lambda: sorted(self.store.results(), key=lambda r: r.finished_at, reverse=True),
+        )
+
+    def ladder_matches(self, ladder: Ladder, limit: int = RECENT_MATCHES) -> list[dict[str, Any]]:
+        """The newest matches of ``ladder``."""
+        rows = (r for r in self.results() if ladder_for(r.game, r.options) == ladder)
+        return [match_summary(r) for _, r in zip(range(limit), rows, strict=False)]
+
+    # -- pages -----------------------------------------------------------------------------
+    def index(self) -> dict[str, Any]:
+        """Each game's ladders with their top bots, live seasons, recent matches."""
+        games = self.boards.get(("index-games",), self._games)
+        live = [
+            season_summary(s, self.store)
+            for s in reversed(self.store.seasons())
+            if s.status in LIVE
+        ]
+        recent = [match_summary(r) for r in self.results()[:RECENT_MATCHES]]
+        return {"games": games, "live_seasons": live, "recent_matches": recent}
+
+    def _games(self) -> list[dict[str, Any]]:
+        out = []
+        for game in game_ids():
+            # A game without results shows its default ladder (empty options).
+            ladders = [dict(lad.options) for lad in load(self.store, game=game).ladders]
+            items = []
+            for options in ladders or [{}]:
+                board = self.game_board(game, options)
+                top = [r for r in board.rows if r.rated][:TOP_BOTS]
+                items.append(
+                    {
+                        "label": board.ladder.label,
+                        "href": ladder_href(board.ladder),
+                        "matches": board.standings.matches,
+                        "top": [
+                            {
+                                "rank": r.rank,
+                                "bot": r.bot,
+                                "href": bot_href(r.bot),
+                                "conservative": round(r.conservative or 0.0, 2),
+                            }
+                            for r in top
+                        ],
+                    }
+                )
+            out.append({"game": game, "ladders": items})
+        return out
+
+    def board(self, game: str, options: Mapping[str, str]) -> dict[str, Any]:
+        """A ladder's all-time board with its newest matches."""
+        board = self.game_board(game, options)
+        return {"board": board_json(board), "recent_matches": self.ladder_matches(board.ladder)}
+
+    def season(self, season_id: str) -> dict[str, Any]:
+        """A season: its spec, live progress, board, and every scheduled match."""
+        season = self.store.season(season_id)
+        if season is None:
+            raise NotFound(f"no season {season_id!r}")
+        done = {r.match_id: r for r in self.results() if r.season_id == season_id}
+        matches = []
+        for m in self.store.scheduled(season_id):
+            row = done.get(m.match_id)
+            item: dict[str, Any] = {
+                "match_id": m.match_id,
+                "index": m.index,
+                "status": m.status.value,
+                "seats": [
+                    {"bot": shown_name(str(b)), "href": bot_href(shown_name(str(b)))}
+                    for b in m.spec.get("seats", [])
+                ],
+                "detail": m.detail,
+            }
+            if row is not None:
+                item.update(match_summary(row))
+            matches.append(item)
+        return {
+            **season_summary(season, self.store),
+            "spec": season.spec,
+            "board": board_json(self.season_board(season_id)),
+            "matches": matches,
+        }
+
+    def progress(self, season_id: str) -> dict[str, Any]:
+        """A season's status and progress alone (what its page polls)."""
+        season = self.store.season(season_id)
+        if season is None:
+            raise NotFound(f"no season {season_id!r}")
+        return season_summary(season, self.store)
+
+    def bot(self, name: str) -> dict[str, Any]:
+        """A bot: owner, versions, rating history per ladder, matches, head-to-head."""
+        return self.boards.get(("bot", name), lambda: self._bot(name))
+
+    def _bot(self, name: str) -> dict[str, Any]:
+        stored = self.store.bot(name)
+        mine = [r for r in self.results() if _seats_of(r, name)]
+        if stored is None and not mine:
+            raise NotFound(f"no bot {name!r}")
+        versions = [
+            {"seq": v.seq, "version": v.version, "created": _time(v.created_at)}
+            for v in (self.store.versions(name) if stored is not None else [])
+        ]
+        ladders: list[dict[str, Any]] = []
+        games = sorted({r.game for r in mine})
+        for game in games:
+            loaded = load(self.store, game=game)
+            for ladder in loaded.ladders:
+                standings = fold(loaded.results, ladder, Scope.ALL_TIME)
+                points = standings.history.get(name, [])
+                if not points and name not in standings.stats:
+                    continue
+                rating = standings.rating(name)
+                ladders.append(
+                    {
+                        "label": ladder.label,
+                        "href": ladder_href(ladder),
+                        "rating": None
+                        if rating is None
+                        else {"mu": round(rating[0], 3), "sigma": round(rating[1], 3)},
+                        "history": [
+                            {
+                                "step": p.step,
+                                "match_id": p.match_id,
+                                "version": p.version,
+                                "mu": round(p.mu, 3),
+                                "sigma": round(p.sigma, 3),
+                                "conservative": round(p.conservative, 3),
+                            }
+                            for p in points
+                        ],
+                        "head_to_head": [
+                            {
+                                "opponent": b,
+                                "href": bot_href(b),
+                                "above": h.above,
+                                "below": h.below,
+                                "tied": h.tied,
+                            }
+                            for (a, b), h in sorted(standings.head_to_head.items())
+                            if a == name
+                        ],
+                    }
+                )
+        matches = []
+        for r in mine[:RECENT_MATCHES]:
+            summary = match_summary(r)
+            seats = _seats_of(r, name)
+            faults = [
+                {"seat": f.seat, "kind": f.kind.value, "index": f.index, "detail": f.detail}
+                for f in (self.store.faults(r.match_id) if any(r.seats[i].faults for i in seats)
+                          else [])
+                if f.seat in seats
+            ]  # fmt: skip
+            summary["as_seats"] = seats
+            summary["faults"] = faults
+            matches.append(summary)
+        owner = stored.owner if stored is not None else ""
+        return {
+            "bot": name,
+            "owner": owner,
+            "created": _time(stored.created_at) if stored is not None else None,
+            "versions": versions,
+            "ladders": ladders,
+            "matches": matches,
+            "matches_total": len(mine),
+        }
+
+
+def _seats_of(row: ResultRow, name: str) -> list[int]:
+    """The seats of ``row`` that bot ``name`` (or one of its ``name#TAG`` entries) played."""
+    return [s.seat for s in row.seats if registry_name(shown_name(s.bot)) == name]
+
+
+def match_summary(row: ResultRow) -> dict[str, Any]:
+    """One match as listings show it."""
+    return {
+        "match_id": row.match_id,
+        "href": match_href(row.match_id),
+        "game": row.game,
+        "season_id": row.season_id,
+        "finished": _time(row.finished_at),
+        "outcome": row.outcome.value,
+        "abort_reason": row.abort_reason,
+        "seats": [
+            {
+                "seat": s.seat,
+                "bot": shown_name(s.bot),
+                "href": bot_href(shown_name(s.bot)),
+                "version": s.version,
+                "score": s.score,
+                "place": None if s.rank is None else s.rank + 1,
+                "faults": s.faults,
+                "played_out": s.played_out,
+            }
+            for s in row.seats
+        ],
+    }
+
+
+def season_summary(season: SeasonRow, store: Store) -> dict[str, Any]:
+    """A season's identity, status and progress (read fresh: it moves)."""
+    progress = store.progress(season.season_id)
+    return {
+        "season_id": season.season_id,
+        "href": season_href(season.season_id),
+        "game": season.game,
+        "status": season.status.value,
+        "created": _time(season.created_at),
+        "updated": _time(season.updated_at),
+        "total": progress.total,
+        "done": progress.done,
+        "remaining": progress.remaining,
+        "counts": {s.value: progress.count(s) for s in MatchStatus},
+    }
+
+
+def board_json(board: Leaderboard) -> dict[str, Any]:
+    """A board as the API gives it: the same rows as ``saloon leaderboard --format json``."""
+    return {
+        "title": board.title,
+        "ladder": {"game": board.ladder.game, "options": dict(board.ladder.options)},
+        "scope": board.scope.value,
+        "season": board.season,
+        "matches": board.standings.matches,
+        "comparisons": board.standings.comparisons,
+        "columns": [f for f, _ in board.columns()],
+        "rows": [{**r, "href": bot_href(r["bot"])} for r in board.records()],
+    }
