@@ -64,7 +64,9 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     serve.add_argument(
         "--submit-every", type=float, default=12.0, help="then one per N s per user (12)"
     )
-    serve.add_argument("--tls-cert", default="", help="PEM certificate (TLS on the gRPC port)")
+    serve.add_argument(
+        "--tls-cert", default="", help="PEM certificate (TLS on the gRPC port and the web side)"
+    )
     serve.add_argument("--tls-key", default="", help="PEM private key")
     serve.set_defaults(handler=cmd_serve)
 
@@ -234,7 +236,7 @@ def cmd_user_list(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     """Submit a bot version to the server, or to the local store."""
-    with server_or_local(args.server, args.token) as client:
+    with server_or_local(args.server, args.token, args.tls_ca) as client:
         if client is not None:
             reply = client.submit(args.path, game=args.game, name=args.name)
             q = reply.qualification if reply.HasField("qualification") else None
@@ -268,7 +270,7 @@ def _print_submission(out: TextIO, accepted: bool, message: str, q: Any) -> int:
 def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
     """List bots and versions (server or local store)."""
     rows: list[tuple[str, str, str, list[str]]] = []
-    with server_or_local(args.server, args.token) as client:
+    with server_or_local(args.server, args.token, args.tls_ca) as client:
         if client is not None:
             for bot in client.bots(args.game, args.owner):
                 rows.append((bot.name, bot.owner, bot.game, [v.version for v in bot.versions]))
@@ -290,7 +292,7 @@ def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
 @contextmanager
 def _server(args: argparse.Namespace, otherwise: str) -> Iterator[ArenaClient]:
     """The configured server's client; ArenaClientError saying ``otherwise`` without one."""
-    with server_or_local(args.server, args.token) as client:
+    with server_or_local(args.server, args.token, args.tls_ca) as client:
         if client is None:
             raise ArenaClientError("NO_SERVER", f"no arena server configured ({otherwise})")
         yield client

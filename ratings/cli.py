@@ -123,7 +123,7 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
 
     get_game(args.game)  # an unknown game is a clear error before the store is opened
     options = dict(args.option)
-    with server_or_local(args.server, args.token) as client:
+    with server_or_local(args.server, args.token, args.tls_ca) as client:
         if client is not None:
             return _remote_leaderboard(client, args, options, out)
     with _open_store(args.store) as store:

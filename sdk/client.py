@@ -10,12 +10,17 @@
 Where the address and the token come from, first found wins:
 
 1. the arguments (``ArenaClient("arena.example.org:50051", token="alice.s3cret")``);
-2. the environment: ``SALOON_SERVER``, ``SALOON_TOKEN`` (and ``SALOON_TLS=1``);
+2. the environment: ``SALOON_SERVER``, ``SALOON_TOKEN`` (and ``SALOON_TLS=1``,
+   ``SALOON_TLS_CA=/path/ca.pem``);
 3. the config file ``$SALOON_CONFIG`` or ``~/.config/saloon/client.toml``::
 
        server = "arena.example.org:50051"
        token = "alice.s3cret"
        tls = true
+       tls_ca = "/etc/saloon/ca.pem"   # optional: the arena's own certificate authority
+
+TLS trusts the system's certificate authorities, or only the one in ``tls_ca`` (a PEM
+file; a self-hosted arena's private CA); giving a CA turns TLS on.
 
 A command that works on an arena server when one is configured and on the local store
 otherwise makes that choice with :func:`server_or_local` (and takes ``--server``/``--token``
@@ -71,6 +76,8 @@ class ClientConfig:
     server: str
     token: str
     tls: bool = False
+    #: A PEM file of the certificate authorities to trust ("" = the system's).
+    tls_ca: str = ""
 
 
 def config_path() -> Path:
@@ -82,7 +89,9 @@ def config_path() -> Path:
     return Path(base) / "saloon" / "client.toml"
 
 
-def load_config(server: str | None = None, token: str | None = None) -> ClientConfig | None:
+def load_config(
+    server: str | None = None, token: str | None = None, tls_ca: str | None = None
+) -> ClientConfig | None:
     """The arena to talk to, or None when no server is configured anywhere."""
     file: dict[str, Any] = {}
     path = config_path()
@@ -97,7 +106,8 @@ def load_config(server: str | None = None, token: str | None = None) -> ClientCo
     token = token or os.environ.get("SALOON_TOKEN") or file.get("token") or ""
     tls_env = os.environ.get("SALOON_TLS")
     tls = tls_env not in ("", "0", "false") if tls_env is not None else bool(file.get("tls"))
-    return ClientConfig(str(server), str(token), tls)
+    ca = tls_ca or os.environ.get("SALOON_TLS_CA") or file.get("tls_ca") or ""
+    return ClientConfig(str(server), str(token), tls or bool(ca), str(ca))
 
 
 def package_bytes(path: str | os.PathLike[str]) -> tuple[bytes, str]:
@@ -136,9 +146,10 @@ class ArenaClient:
         token: str | None = None,
         *,
         tls: bool | None = None,
+        tls_ca: str | None = None,
         timeout_s: float = 600.0,
     ) -> None:
-        config = load_config(server, token)
+        config = load_config(server, token, tls_ca)
         if config is None:
             raise ArenaClientError(
                 "NO_SERVER",
@@ -156,7 +167,15 @@ class ArenaClient:
         use_tls = config.tls if tls is None else tls
         options = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
         if use_tls:
-            creds = grpc.ssl_channel_credentials()
+            roots = None
+            if config.tls_ca:
+                try:
+                    roots = Path(config.tls_ca).read_bytes()
+                except OSError as exc:
+                    raise ArenaClientError(
+                        "INVALID_CONFIG", f"cannot read the TLS CA file {config.tls_ca}: {exc}"
+                    ) from None
+            creds = grpc.ssl_channel_credentials(root_certificates=roots)
             self.channel = grpc.secure_channel(config.server, creds, options=options)
         else:
             self.channel = grpc.insecure_channel(config.server, options=options)
@@ -293,20 +312,27 @@ class ArenaClient:
 
 
 @contextmanager
-def server_or_local(server: str | None, token: str | None) -> Iterator[ArenaClient | None]:
+def server_or_local(
+    server: str | None, token: str | None, tls_ca: str | None = None
+) -> Iterator[ArenaClient | None]:
     """A client of the configured arena server (see :func:`load_config`), or None when no
     server is configured anywhere: then the command works on the local store."""
-    if load_config(server, token) is None:
+    if load_config(server, token, tls_ca) is None:
         yield None
         return
-    with ArenaClient(server, token) as client:
+    with ArenaClient(server, token, tls_ca=tls_ca) as client:
         yield client
 
 
 def add_server_arguments(parser: argparse.ArgumentParser, server_help: str = SERVER_HELP) -> None:
-    """Add ``--server`` and ``--token`` (what :func:`server_or_local` takes) to ``parser``."""
+    """Add ``--server``, ``--token`` and ``--tls-ca`` (what :func:`server_or_local` takes)."""
     parser.add_argument("--server", default=None, help=server_help)
     parser.add_argument("--token", default=None, help="API token ($SALOON_TOKEN)")
+    parser.add_argument(
+        "--tls-ca",
+        default=None,
+        help="PEM file of the CA to trust for TLS, e.g. a self-hosted arena's ($SALOON_TLS_CA)",
+    )
 
 
 def _error(exc: Any) -> ArenaClientError:
