@@ -17,11 +17,9 @@ from saloon.arena.boards import BoardCache
 from saloon.arena.web.errors import NotFound
 from saloon.games import game_ids
 from saloon.ratings.boards import game_leaderboard, season_leaderboard
-from saloon.ratings.fold import fold
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import Leaderboard
-from saloon.ratings.params import Scope
-from saloon.ratings.source import bot_name, load, registry_name
+from saloon.ratings.source import bot_name, registry_name
 from saloon.worker.store.rows import MatchStatus, ResultRow, SeasonRow, SeasonStatus
 from saloon.worker.store.store import Store
 
@@ -104,14 +102,16 @@ class Views:
         recent = [match_summary(r) for r in self.results()[:RECENT_MATCHES]]
         return {"games": games, "live_seasons": live, "recent_matches": recent}
 
+    def ladders(self, game: str) -> list[Ladder]:
+        """``game``'s default ladder, then its other ladders that have results."""
+        return self.boards.get(("ladders", game), lambda: _ladders(self.store, game))
+
     def _games(self) -> list[dict[str, Any]]:
         out = []
         for game in game_ids():
-            # A game without results shows its default ladder (empty options).
-            ladders = [dict(lad.options) for lad in load(self.store, game=game).ladders]
             items = []
-            for options in ladders or [{}]:
-                board = self.game_board(game, options)
+            for ladder in self.ladders(game):
+                board = self.game_board(game, dict(ladder.options))
                 top = [r for r in board.rows if r.rated][:TOP_BOTS]
                 items.append(
                     {
@@ -187,11 +187,9 @@ class Views:
             for v in (self.store.versions(name) if stored is not None else [])
         ]
         ladders: list[dict[str, Any]] = []
-        games = sorted({r.game for r in mine})
-        for game in games:
-            loaded = load(self.store, game=game)
-            for ladder in loaded.ladders:
-                standings = fold(loaded.results, ladder, Scope.ALL_TIME)
+        for game in sorted({r.game for r in mine}):
+            for ladder in self.ladders(game):
+                standings = self.game_board(game, dict(ladder.options)).standings
                 points = standings.history.get(name, [])
                 if not points and name not in standings.stats:
                     continue
@@ -250,6 +248,11 @@ class Views:
             "matches": matches,
             "matches_total": len(mine),
         }
+
+
+def _ladders(store: Store, game: str) -> list[Ladder]:
+    board, others = game_leaderboard(store, game, details=False)
+    return [board.ladder, *others]
 
 
 def _seats_of(row: ResultRow, name: str) -> list[int]:
