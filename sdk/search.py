@@ -107,7 +107,10 @@ class SearchBudget:
     """How much one decision may search: iterations (what decides, reproducibly), and a
     wall-time safety cap in milliseconds (when it fires the result says so: ``capped``)."""
 
+    #: Playouts per decision (RolloutSearch: samples x legal actions): what decides how
+    #: much is searched, the same on every machine.
     iterations: int = DEFAULT_ITERATIONS
+    #: The wall-time safety cap of one decision, in milliseconds (``capped`` when it fires).
     time_ms: float = DEFAULT_TIME_MS
 
     def within(self, decision_ms: float) -> SearchBudget:
@@ -121,9 +124,13 @@ class SearchBudget:
 class ActionStats:
     """What the search learned about one legal action at the root."""
 
+    #: The engine's action id.
     action: int
+    #: Its index into ``decision.legal``.
     index: int
+    #: How often the search tried it (RolloutSearch: the samples dealt).
     visits: int
+    #: Its mean reward for the deciding seat, in [0, 1].
     mean_reward: float
 
 
@@ -131,10 +138,15 @@ class ActionStats:
 class SearchResult:
     """The chosen action and the root statistics behind the choice."""
 
+    #: The chosen action's index into ``decision.legal`` (what ``act`` returns the item of).
     index: int
+    #: The chosen engine action id.
     action: int
+    #: Playouts done.
     iterations: int
+    #: Wall time the search took, in milliseconds (measured: not reproducible).
     elapsed_ms: float
+    #: Every root action's statistics, by engine action id.
     stats: list[ActionStats] = field(default_factory=list)
     #: True when the time cap stopped the search before its iteration budget: this answer
     #: depends on the machine's speed, and a rerun may differ.

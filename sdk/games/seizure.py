@@ -74,7 +74,9 @@ class Card:
     #: ``number``, ``to_the_left``, ``to_the_right``, ``direct_trade``, ``plus_three`` or
     #: ``minus_three`` (the module's constants).
     kind: str
+    #: A number card's two colours (``red``, ``green``, ...); empty for the other kinds.
     colours: tuple[str, ...] = ()
+    #: A number card's value, 1-10; None for the other kinds.
     number: int | None = None
 
     @property
@@ -132,8 +134,11 @@ class NothingPlayable:
     ``reference`` at ``value`` (Seizure cards included); counting the cards that entered
     and left its hand since, it now holds at most ``at_most`` such cards."""
 
+    #: The card on the discard pile then (the one to play on).
     reference: Card
+    #: The value to match then (the reference card's, or the one a +3/-3 made it).
     value: int
+    #: The most such playable cards the seat can hold now.
     at_most: int
 
 
@@ -147,6 +152,7 @@ class Event:
     hands_right (seat who played it), trade (seat, to = partner).
     """
 
+    #: What happened: one of the names above (``deal``, ``flip``, ``play``, ...).
     type: str
     #: The seat that acted (the dealer for ``deal``), if any.
     seat: int | None = None

@@ -142,6 +142,7 @@ class Card:
     value: int
     #: The card's ability (an :class:`Ability`; its value is the card's value).
     ability: Ability
+    #: The seat whose colour the card is (0 red, 1 black).
     owner: int
 
     def __str__(self) -> str:
@@ -179,7 +180,9 @@ class Pick:
 
     #: The card picked on the table.
     card: Card
+    #: The id of the location whose stack holds it (the module's location constants).
     location: int
+    #: Its place in that stack, 0 = the bottom card.
     position: int
 
 
