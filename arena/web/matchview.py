@@ -16,6 +16,7 @@ from typing import Any
 
 from saloon.arena.web.errors import NotFound
 from saloon.arena.web.tables import TableMaker, all_hands, card_legend, label_is_public
+from saloon.arena.web.views import shown_name
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import Step, replay, seat_view
 from saloon.worker.store.store import Store
@@ -76,7 +77,8 @@ def match_replay(record: MatchRecord, *, hands: bool = False) -> dict[str, Any]:
         "match_id": record.match_id,
         "game": record.game,
         "options": full["options"],
-        "seats": full["seats"],
+        # Each seat also as boards show its bot (``alicebot``, not ``bot:alicebot@a1``).
+        "seats": [{**s, "name": shown_name(s["bot"])} for s in full["seats"]],
         "outcome": full["outcome"],
         "abort_reason": full.get("abort_reason"),
         "scores": full["scores"],

@@ -19,7 +19,11 @@
     for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
     return node;
   }
-  const seatName = (s) => "seat " + s + " (" + data.seats[s].bot + ")";
+  const seatName = (s) => (data.seats[s] ? "seat " + s + " (" + data.seats[s].name + ")" : "no seat yet");
+  const locationName = (id) => {
+    const found = (data.tables[pos].locations || []).find((l) => l.id === id);
+    return found ? found.name : "location " + id;
+  };
   const card = (c) => el("span", { class: "card", "data-card": c }, data.cards[c] || String(c));
   const cards = (list) => { const f = document.createDocumentFragment(); (list || []).forEach((c) => f.append(card(c))); return f; };
 
@@ -63,7 +67,7 @@
       f.append(locs);
       f.append(seatTable([["hand", t.hand_sizes], ["draw pile", t.draw_pile_sizes], ["cards won", t.won_sizes]], turn));
       const used = el("div", { id: "abilities" });
-      t.played.forEach((p, s) => used.append(el("p", { class: "meta" }, seatName(s) + " played: ", p.length ? cards(p.map((c) => c.id)) : "-")));
+      t.played.forEach((p, s) => used.append(el("p", { class: "meta" }, seatName(s) + " played: ", p.length ? cards(p) : "-")));
       f.append(el("h3", {}, "Abilities used"), used, el("p", { class: "meta" }, "reputation: " + seatName(t.reputation)));
       return f;
     },
@@ -76,7 +80,7 @@
     if (e.seat !== undefined) attrs["data-seat"] = e.seat;
     let text = e.event + ": " + rest;
     if (e.event === "trick") text = "trick won by " + seatName(e.winner);
-    if (e.event === "stack_taken") text = seatName(e.seat) + " takes the stack at location " + e.location + " (" + e.why + ")";
+    if (e.event === "stack_taken") text = seatName(e.seat) + " takes the stack at " + locationName(e.location) + " (" + e.why.replaceAll("_", " ") + ")";
     if (e.event === "game_won") text = "game " + e.game + " won by " + seatName(e.winner);
     if (e.event === "round_scored") { text = "round " + e.round + " scored: " + e.points.join(", "); attrs["data-points"] = JSON.stringify(e.points); }
     if (e.event === "hand_scored") { text = "hand scored: points " + e.points.join(", "); attrs["data-points"] = JSON.stringify(e.points); }
@@ -141,11 +145,11 @@
     viewer.dataset.ready = hands ? "hands" : "public";
   }
 
-  function stop() { if (timer) { clearInterval(timer); timer = null; $("play").textContent = "▶"; } }
+  function stop() { if (timer) { clearInterval(timer); timer = null; $("play").textContent = "play"; } }
   function play() {
     if (timer) { stop(); return; }
     if (pos >= data.steps.length) show(0);
-    $("play").textContent = "⏸";
+    $("play").textContent = "pause";
     timer = setInterval(() => { if (pos >= data.steps.length) stop(); else show(pos + 1); }, 400);
   }
   $("first").addEventListener("click", () => { stop(); show(0); });
