@@ -32,7 +32,25 @@ def render(request: Request, template: str, status: int = 200, **values: Any) ->
     ctx = context(request)
     user = signed_in_user(request)
     html = ctx.templates.get_template(template).render(user=user, path=request.url.path, **values)
+    return _page(html, status)
+
+
+def _page(html: str, status: int = 200) -> Response:
     return Response(html, status, media_type="text/html", headers={"Cache-Control": PAGE_CACHE})
+
+
+def kept(request: Request, key: tuple[Any, ...], template: str, values: Any) -> Response:
+    """A page that depends on the results alone, kept with the boards (while they do not
+    change) for readers not signed in; ``values()`` gives the template's values."""
+    ctx = context(request)
+    if request.cookies.get(COOKIE) and signed_in_user(request) is not None:
+        return render(request, template, **values())
+    path = request.url.path
+    html = ctx.views.boards.get(
+        ("page", path, *key),
+        lambda: ctx.templates.get_template(template).render(user=None, path=path, **values()),
+    )
+    return _page(html)
 
 
 def index(request: Request) -> Response:
@@ -45,16 +63,18 @@ def leaderboard(request: Request) -> Response:
     game = request.path_params["game"]
     options = dict(parse_qsl(request.url.query))
     views = context(request).views
-    board = views.game_board(game, options)
-    body = Markup(board_sections(board, bot_href))
-    return render(
-        request,
-        "board.html",
-        title=board.title,
-        board_html=body,
-        game=game,
-        recent_matches=views.ladder_matches(board.ladder),
-    )
+
+    def values() -> dict[str, Any]:
+        board = views.game_board(game, options)
+        return {
+            "title": board.title,
+            # htmlpage escapes every value it writes.
+            "board_html": Markup(board_sections(board, bot_href)),
+            "game": game,
+            "recent_matches": views.ladder_matches(board.ladder),
+        }
+
+    return kept(request, ("board", tuple(sorted(options.items()))), "board.html", values)
 
 
 def season(request: Request) -> Response:
@@ -68,7 +88,8 @@ def season(request: Request) -> Response:
 
 def bot(request: Request) -> Response:
     """A bot: owner, versions, rating history, matches with faults, head to head."""
-    return render(request, "bot.html", bot=context(request).views.bot(request.path_params["name"]))
+    name = request.path_params["name"]
+    return kept(request, ("bot",), "bot.html", lambda: {"bot": context(request).views.bot(name)})
 
 
 def match(request: Request) -> Response:

@@ -74,6 +74,9 @@ def bind(address: tuple[str, int]) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted sockets inherit it: uvicorn writes a response's head and body apart, and
+        # with Nagle's algorithm against the client's delayed ACK each read waited ~40 ms.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind(address)
         sock.listen(2048)
     except OSError:

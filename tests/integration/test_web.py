@@ -249,3 +249,18 @@ def test_static_assets_are_packaged_and_typed(web: Web) -> None:
         assert status == 200 and headers["content-type"].startswith(kind)
     with pytest.raises(urllib.error.HTTPError):
         urllib.request.urlopen(web.url + "/static/../app.py", timeout=10)
+
+
+def test_responses_are_not_held_back_by_nagle(web: Web) -> None:
+    # uvicorn writes a response's head and body apart: without TCP_NODELAY (inherited from
+    # the listening socket) every keep-alive read waited ~40 ms for the client's ACK.
+    assert web.server.socket.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_a_board_page_is_rendered_once_while_the_results_do_not_change(web: Web) -> None:
+    boards = web.server.server.config.app.app.state.ctx.views.boards
+    get(web, f"/leaderboard/{SEAS}")
+    made = boards.made
+    for _ in range(5):
+        assert get(web, f"/leaderboard/{SEAS}")[0] == 200
+    assert boards.made == made
