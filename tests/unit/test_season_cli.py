@@ -107,7 +107,12 @@ def test_the_demo_covers_every_game(tmp_path: Path, capsys: pytest.CaptureFixtur
         assert expand(season)  # every demo season is a valid, non-empty schedule
     code, out, err = saloon(capsys, "demo", "--rounds", "1", "--game", "western-showdown-v1")
     assert code == 0, err
-    assert "western-showdown-v1: 12 matches" in out and "house:greedy#2" in out
+    assert "western-showdown-v1: 6 matches" in out
+    for bot in ("house:random", "house:greedy", "house:search"):
+        assert bot in out
+    # Printed once: the leaderboard, not the standings as well.
+    assert out.count("· season demo-western-showdown-v1") == 1
+    assert "standings" not in out
 
 
 def test_season_results_come_in_schedule_order_with_their_deals(

@@ -33,10 +33,10 @@ FOLLOW_INTERVAL_S = 0.5
 DEMO_ROUNDS = 2
 #: The demo's seed (the same demo every time).
 DEMO_SEED = 7
-#: The house bots of the demo, two entries each: the quick ones. Every house bot of a game
-#: (``saloon games``) would include the graded searches up to house:search-800, which
-#: turn a seconds-long demo into many minutes.
-DEMO_BOTS = ("greedy", "random")
+#: The house bots of the demo, one entry each: the ladder in miniature (random < greedy <
+#: search; docs/strength.md has the whole ladder). The graded searches up to
+#: house:search-800 would turn a seconds-long demo into many minutes.
+DEMO_BOTS = ("random", "greedy", "search")
 #: What is printed after a demo season: ``report(store, season_id, out)``, a function of a
 #: higher layer (saloon.ratings prints the season's leaderboard).
 SeasonReport = Callable[[Any, str, TextIO], None]
@@ -360,7 +360,7 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def demo_seasons(rounds: int = DEMO_ROUNDS) -> list[Any]:
-    """The demo: for each game, a season of its house bots (two entries of each)."""
+    """The demo: for each game, a season of random, greedy and search (one entry each)."""
     from saloon.games import game_ids, get_game
     from saloon.sdk.botref import ENTRY_TAG, HOUSE_PREFIX
     from saloon.worker.seasons.schedule import SeasonSpec
@@ -369,7 +369,7 @@ def demo_seasons(rounds: int = DEMO_ROUNDS) -> list[Any]:
     for game_id in game_ids():
         game = get_game(game_id)
         names = [f"{HOUSE_PREFIX}{name}" for name in DEMO_BOTS]
-        entries = names + [f"{n}{ENTRY_TAG}2" for n in names]
+        entries = list(names)
         seats = max(game.min_players, min(len(entries), game.max_players, 4))
         while len(entries) < seats:
             entries.append(f"{names[len(entries) % len(names)]}{ENTRY_TAG}{len(entries)}")
@@ -394,7 +394,6 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     with tempfile.TemporaryDirectory(prefix="saloon-demo-") as tmp:
         url = args.store or os.path.join(tmp, "demo.db")
         with Store.open(url) as store:
-            played_seasons = []
             for season in demo_seasons(args.rounds):
                 if args.game and season.game not in args.game:
                     continue
@@ -405,11 +404,12 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(
                     f"{season.game}: {played} matches of {season.seats} seats in {seconds:.1f} s\n"
                 )
-                print_standings(store, season.season_id, out)
-                played_seasons.append(season.season_id)
-            # The demo ends with each season's leaderboard: the reports of higher layers
-            # (saloon.ratings), handed in by the saloon command.
-            for season_id in played_seasons:
-                for report in args.reports:
-                    report(store, season_id, out)
+                # Each season once: its leaderboard, the report of a higher layer
+                # (saloon.ratings, handed in by the saloon command: ratings, matches, wins
+                # or placings); the plain standings only where no report was handed in.
+                if args.reports:
+                    for report in args.reports:
+                        report(store, season.season_id, out)
+                else:
+                    print_standings(store, season.season_id, out)
     return 0
