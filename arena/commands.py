@@ -191,7 +191,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     boards = ""
     if server.boards is not None:
         host = server.options.http.rpartition(":")[0]
-        boards = f", boards on http://{host}:{server.boards.port}/"
+        boards = f", boards on {server.boards.scheme}://{host}:{server.boards.port}/"
     out.write(f"saloon serve: arena API on {server.address}{boards}\n")
     out.flush()
 
