@@ -20,7 +20,8 @@ from saloon.arena.web.matchview import load_record
 from saloon.arena.web.owners import seat_owner_check, signed_in_user
 from saloon.arena.web.sessions import COOKIE, SESSION_S, sign_in_allowed
 from saloon.arena.web.views import bot_href
-from saloon.ratings.htmlpage import board_sections
+from saloon.ratings.fold import HistoryPoint
+from saloon.ratings.htmlpage import board_sections, rating_chart
 from saloon.worker.errors import BadToken
 
 #: Seconds a browser may reuse a page before asking again (boards change with results).
@@ -89,7 +90,26 @@ def season(request: Request) -> Response:
 def bot(request: Request) -> Response:
     """A bot: owner, versions, rating history, matches with faults, head to head."""
     name = request.path_params["name"]
-    return kept(request, ("bot",), "bot.html", lambda: {"bot": context(request).views.bot(name)})
+
+    def values() -> dict[str, Any]:
+        data = context(request).views.bot(name)
+        return {"bot": data, "charts": [_chart(name, ladder) for ladder in data["ladders"]]}
+
+    return kept(request, ("bot",), "bot.html", values)
+
+
+def _chart(name: str, ladder: dict[str, Any]) -> Markup | None:
+    """The bot's rating over its ladder's comparisons (the board page's chart), or None."""
+    points = [
+        HistoryPoint(h["step"], h["match_id"], h["season"], h["version"], h["mu"], h["sigma"])
+        for h in ladder["history"]
+    ]
+    if not points:
+        return None
+    lo = min(p.mu - 3 * p.sigma for p in points)
+    hi = max(p.mu + 3 * p.sigma for p in points)
+    # htmlpage escapes every value it writes.
+    return Markup(rating_chart(name, points, lo, hi, ladder["comparisons"] - 1))
 
 
 def match(request: Request) -> Response:

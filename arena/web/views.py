@@ -198,6 +198,7 @@ class Views:
                     {
                         "label": ladder.label,
                         "href": ladder_href(ladder),
+                        "comparisons": standings.comparisons,
                         "rating": None
                         if rating is None
                         else {"mu": round(rating[0], 3), "sigma": round(rating[1], 3)},
@@ -205,6 +206,7 @@ class Views:
                             {
                                 "step": p.step,
                                 "match_id": p.match_id,
+                                "season": p.season,
                                 "version": p.version,
                                 "mu": round(p.mu, 3),
                                 "sigma": round(p.sigma, 3),

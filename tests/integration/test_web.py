@@ -264,3 +264,8 @@ def test_a_board_page_is_rendered_once_while_the_results_do_not_change(web: Web)
     for _ in range(5):
         assert get(web, f"/leaderboard/{SEAS}")[0] == 200
     assert boards.made == made
+
+
+def test_the_bot_page_charts_its_rating_on_each_ladder(web: Web) -> None:
+    _, _, body = get(web, "/bot/alicebot")
+    assert body.count(b'<svg class="chart" data-bot="alicebot"') == len(SEASONS)

@@ -250,3 +250,16 @@ def test_the_seat_view_needs_the_owner_signed_in_and_refuses_another_user(
     finally:
         alice.close()
         bob.close()
+
+
+def test_a_running_seasons_page_follows_its_progress(watched: Watched, web: Web) -> None:
+    from saloon.worker.store.rows import MatchStatus
+
+    watched.open("/season/web-live")
+    page = watched.page
+    # The page's CSP forbids evaluating strings, so the test polls from here.
+    page.wait_for_selector("#live:has-text('1 running')", timeout=10_000)
+    web.store.mark_match("web-live-1", MatchStatus.RUNNING)  # a worker took another match
+    page.wait_for_selector("#live:has-text('2 running')", timeout=10_000)
+    assert page.inner_text(".progress .count") == "0/4"
+    assert watched.errors == [] and watched.off_host == []
