@@ -57,8 +57,9 @@ ensure_redis() {
   log "redis-server did not answer; see .run/redis.log"; exit 1
 }
 
-# The HTML leaderboard test renders pages in Debian's headless chromium; install it when
-# missing (as root with apt-get only; elsewhere that test skips loudly, or fails under CI).
+# The HTML leaderboard test and the web side's browser tests (Playwright, executable_path)
+# use Debian's headless chromium; install it when missing (as root with apt-get only;
+# elsewhere those tests skip loudly, or fail under CI).
 ensure_chromium() {
   if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then return; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
