@@ -27,3 +27,9 @@ class Forbidden(WebError):
     """Signed in, but not as the owner of what was asked for (or sign-in refused here)."""
 
     status = 403
+
+
+class TooManyAttempts(WebError):
+    """Too many failed sign-ins from one address lately."""
+
+    status = 429

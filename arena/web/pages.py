@@ -10,15 +10,16 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from saloon.arena.web.app import context
-from saloon.arena.web.errors import Forbidden, NotFound, SignInRequired
+from saloon.arena.web.errors import Forbidden, NotFound, SignInRequired, TooManyAttempts
 from saloon.arena.web.matchview import load_record
 from saloon.arena.web.owners import seat_owner_check, signed_in_user
-from saloon.arena.web.sessions import COOKIE, SESSION_S, sign_in_allowed
+from saloon.arena.web.sessions import COOKIE, SESSION_S, same_origin, sign_in_allowed
 from saloon.arena.web.views import bot_href
 from saloon.ratings.fold import HistoryPoint
 from saloon.ratings.htmlpage import board_sections, rating_chart
@@ -151,15 +152,18 @@ def signin_form(request: Request) -> Response:
 async def signin(request: Request) -> Response:
     """Exchange an API token for a session cookie (HttpOnly, SameSite=Strict, Secure)."""
     ctx = context(request)
-    if not sign_in_allowed(request.url.scheme, request.client.host if request.client else None):
+    client = request.client.host if request.client else None
+    if not sign_in_allowed(request.url.scheme, client):
         raise Forbidden("sign-in works only over HTTPS (or from this machine)")
+    _check_origin(request)
+    if ctx.sessions.throttled(client or ""):
+        raise TooManyAttempts("too many failed sign-ins from this address; wait a minute")
     form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
     token = form.get("token", "").strip()
     try:
-        from starlette.concurrency import run_in_threadpool
-
         user = await run_in_threadpool(ctx.registry.authenticate, token)
     except BadToken:
+        ctx.sessions.failed(client or "")
         return render(
             request, "signin.html", 403, allowed=True, error="that token is not valid",
             next=_safe_next(form.get("next", "/")),
@@ -177,8 +181,16 @@ async def signin(request: Request) -> Response:
     return response
 
 
+def _check_origin(request: Request) -> None:
+    """Forbidden when the form was posted from another site."""
+    if not same_origin(request.headers.get("origin"), request.url.scheme,
+                       request.headers.get("host")):  # fmt: skip
+        raise Forbidden("this form is posted from this site only")
+
+
 async def signout(request: Request) -> Response:
     """End the session and drop its cookie."""
+    _check_origin(request)
     context(request).sessions.close(request.cookies.get(COOKIE))
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")

@@ -24,6 +24,10 @@ COOKIE = "saloon_session"
 SESSION_S = 12 * 3600
 #: Sessions kept at most (the oldest is dropped first): bounds memory under abuse.
 MAX_SESSIONS = 10_000
+#: Failed sign-ins one client address may make per :data:`FAILURE_WINDOW_S` (then 429).
+MAX_FAILURES, FAILURE_WINDOW_S = 10, 60.0
+#: Client addresses whose failures are remembered at most (the oldest dropped first).
+MAX_FAILING_CLIENTS = 10_000
 
 
 @dataclass(frozen=True)
@@ -37,9 +41,29 @@ class Session:
 class Sessions:
     """The signed-in sessions of one web server."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_failures: int = MAX_FAILURES) -> None:
         self._lock = threading.Lock()
         self._by_id: dict[str, Session] = {}
+        self.max_failures = max_failures
+        self._failures: dict[str, list[float]] = {}
+
+    def throttled(self, client: str) -> bool:
+        """True when ``client`` failed to sign in too often lately (guessing tokens)."""
+        now = time.monotonic()
+        with self._lock:
+            recent = [t for t in self._failures.get(client, []) if now - t < FAILURE_WINDOW_S]
+            if recent:
+                self._failures[client] = recent
+            else:
+                self._failures.pop(client, None)
+            return len(recent) >= self.max_failures
+
+    def failed(self, client: str) -> None:
+        """Note a failed sign-in of ``client``."""
+        with self._lock:
+            while len(self._failures) >= MAX_FAILING_CLIENTS and client not in self._failures:
+                self._failures.pop(next(iter(self._failures)))
+            self._failures.setdefault(client, []).append(time.monotonic())
 
     def open(self, user: User) -> str:
         """A new session id for ``user``."""
@@ -68,6 +92,14 @@ class Sessions:
         if sid:
             with self._lock:
                 self._by_id.pop(sid, None)
+
+
+def same_origin(origin: str | None, scheme: str, host: str | None) -> bool:
+    """False when a form post's ``Origin`` names another site (a cross-site sign-in or
+    sign-out); a post without one (an older browser, a script) is let through."""
+    if not origin:
+        return True
+    return host is not None and origin == f"{scheme}://{host}"
 
 
 def sign_in_allowed(scheme: str, client_host: str | None) -> bool:

@@ -269,3 +269,23 @@ def test_a_board_page_is_rendered_once_while_the_results_do_not_change(web: Web)
 def test_the_bot_page_charts_its_rating_on_each_ladder(web: Web) -> None:
     _, _, body = get(web, "/bot/alicebot")
     assert body.count(b'<svg class="chart" data-bot="alicebot"') == len(SEASONS)
+
+
+def test_a_sign_in_posted_from_another_site_is_refused(web: Web) -> None:
+    token = web.tokens["alice"]
+    reply = post(web, "/signin", f"token={token}".encode(), Origin="http://evil.example")
+    assert reply.status == 403 and reply.getheader("set-cookie") is None
+    origin = f"http://127.0.0.1:{web.server.port}"
+    assert post(web, "/signin", f"token={token}".encode(), Origin=origin).status == 303
+
+
+def test_guessing_tokens_is_throttled_per_address() -> None:
+    from saloon.arena.web.sessions import Sessions, same_origin
+
+    sessions = Sessions(max_failures=3)
+    for _ in range(3):
+        assert not sessions.throttled("203.0.113.9")
+        sessions.failed("203.0.113.9")
+    assert sessions.throttled("203.0.113.9") and not sessions.throttled("203.0.113.10")
+    assert same_origin(None, "http", "h:1") and same_origin("https://h:1", "https", "h:1")
+    assert not same_origin("https://h:1", "http", "h:1")
