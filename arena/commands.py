@@ -140,12 +140,48 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     listing.add_argument("season_id")
     add_server_arguments(listing)
     listing.set_defaults(handler=cmd_ladder_matches)
+    _add_continuous(lsub)
     match = lsub.add_parser("match", help="a match record: as a seat, or in full (organiser)")
     match.add_argument("match_id")
     match.add_argument("--seat", type=int, default=-1)
     add_server_arguments(match)
     match.set_defaults(handler=cmd_ladder_match)
     return (WorkerError, ArenaClientError)
+
+
+def _add_continuous(lsub: Any) -> None:
+    """``saloon ladder continuous start|stop|status`` (docs/arena.md)."""
+    cont = lsub.add_parser(
+        "continuous", help="continuous ladders: batches of matches chosen from the ratings"
+    )
+    csub = cont.add_subparsers(dest="continuous_command", required=True)
+    start = csub.add_parser("start", help="start a continuous ladder (organisers)")
+    start.add_argument("ladder_id")
+    start.add_argument("--game", required=True)
+    start.add_argument("--option", action="append", default=[], type=parse_option)
+    start.add_argument("--players", type=int, default=0, help="seats per match")
+    start.add_argument("--seed", type=int, default=0)
+    start.add_argument("--house", action="append", default=[], help="a house bot baseline")
+    start.add_argument("--duplicate", action="store_true", help="each table a duplicate deal")
+    start.add_argument(
+        "--batch", type=int, default=0, help="tables per batch (0: one seat per bot)"
+    )
+    start.add_argument("--min-share", type=float, default=0.0, help="of a fair share (0.5)")
+    start.add_argument(
+        "--allow-same-owner", action="store_true", help="two bots of one owner may meet"
+    )
+    start.add_argument("--max-batches", type=int, default=0, help="stop after N (0: never)")
+    start.add_argument("--follow", action="store_true", help="print progress until it stops")
+    add_server_arguments(start)
+    start.set_defaults(handler=cmd_continuous, op="start")
+    for name, helptext in (("stop", "make no more batches"), ("status", "state and board")):
+        cmd = csub.add_parser(name, help=helptext)
+        cmd.add_argument("ladder_id")
+        if name == "status":
+            cmd.add_argument("--follow", action="store_true", help="until it stops")
+            cmd.add_argument("--board", action="store_true", help="print its board too")
+        add_server_arguments(cmd)
+        cmd.set_defaults(handler=cmd_continuous, op=name)
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -340,6 +376,54 @@ def cmd_ladder_stop(args: argparse.Namespace, out: TextIO) -> int:
         info = client.cancel_schedule(args.schedule_id)
     out.write(f"schedule {info.schedule_id}: stopped after {len(info.seasons)} season(s)\n")
     return 0
+
+
+def cmd_continuous(args: argparse.Namespace, out: TextIO) -> int:
+    """start / stop / status of a continuous ladder on the server."""
+    with _server(args, "continuous ladders run on a server: --server HOST:PORT") as client:
+        if args.op == "start":
+            info = client.start_ladder(
+                args.ladder_id,
+                args.game,
+                options=dict(args.option),
+                players=args.players,
+                seed=args.seed,
+                house=args.house,
+                duplicate=args.duplicate,
+                batch=args.batch,
+                min_share=args.min_share,
+                allow_same_owner=args.allow_same_owner,
+                max_batches=args.max_batches,
+            )
+        elif args.op == "stop":
+            info = client.stop_ladder(args.ladder_id)
+        else:
+            info = client.ladder(args.ladder_id)
+        _print_ladder(info, out, getattr(args, "board", False))
+        if getattr(args, "follow", False):
+            for info in client.watch_ladder(args.ladder_id):
+                _print_ladder(info, out, False)
+            if getattr(args, "board", False):
+                _print_ladder(info, out, True)
+    return 0
+
+
+def _print_ladder(info: Any, out: TextIO, board: bool) -> None:
+    state = "running" if info.active else "stopped"
+    batch = ""
+    if info.batch_season:
+        b = info.batch
+        batch = f"; batch {info.batch_season}: {b.done} done, {b.running} running of {b.total}"
+    out.write(
+        f"ladder {info.ladder_id} ({info.game}, {state}): {info.batches} batch(es), "
+        f"{info.matches} rated match(es){batch}\n"
+    )
+    if board:
+        for row in info.board.rows:
+            rank = str(row.rank) if row.rank else "-"
+            rating = f"{row.conservative:7.2f}" if row.rank else "unrated"
+            out.write(f"  {rank:>4}  {row.bot:<32} {rating}  {row.matches} matches\n")
+    out.flush()
 
 
 def cmd_ladder_matches(args: argparse.Namespace, out: TextIO) -> int:

@@ -51,6 +51,10 @@ class UploadError(ArenaError):
     """A malformed upload stream (no header first, a second header, an empty upload)."""
 
 
+class SameCode(ArenaError):
+    """A version whose files another bot already entered on the game (it enters once)."""
+
+
 class NotConfigured(ArenaError):
     """The server was started without what this call needs (e.g. no Redis queue)."""
 
@@ -62,6 +66,7 @@ STATUS_OF: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (RateLimited, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (PackageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (BotNameTaken, grpc.StatusCode.ALREADY_EXISTS),
+    (SameCode, grpc.StatusCode.ALREADY_EXISTS),
     (UserExists, grpc.StatusCode.ALREADY_EXISTS),
     (SeasonConflict, grpc.StatusCode.ALREADY_EXISTS),
     (UnknownSeason, grpc.StatusCode.NOT_FOUND),

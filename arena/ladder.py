@@ -23,6 +23,7 @@ from saloon.arena.registry import Registry, ScheduleRow
 from saloon.games import get_game
 from saloon.games.errors import GameError
 from saloon.referee.errors import RefereeError
+from saloon.referee.seeds import derive_seed
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house import house_bot_names
 from saloon.worker.errors import SeasonSpecError
@@ -173,7 +174,7 @@ def run_schedule_once(
         log.info("schedule %s: stopped", row.schedule_id)
         return None
     request = LadderRequest.from_json(row.spec)
-    request = replace(request, seed=request.seed + number - 1)
+    request = replace(request, seed=repeat_seed(request.seed, number))
     season_id = f"{row.schedule_id}-{number}"
     try:
         spec = create_season(registry, request, row.organiser, season_id, row.schedule_id)
@@ -183,6 +184,13 @@ def run_schedule_once(
         spec = None
     _enqueue_repeat(queue, row.schedule_id, number + 1, row.every_s, store_url)
     return spec
+
+
+def repeat_seed(seed: int, number: int) -> int:
+    """The seed of a schedule's season ``number`` (1, 2, ...): derived from the schedule's
+    seed (saloon.referee.seeds), so no two seasons of two schedules share a stream by
+    accident (``seed + number`` made schedule 0's second season schedule 1's first)."""
+    return derive_seed(seed, f"repeat:{number}")
 
 
 def _repeat_job_id(schedule_id: str, number: int) -> str:

@@ -198,6 +198,13 @@ class Registry(StoredBots):
             out.append(StoredVersion(bot.name, bot.owner, bot_game, last, tuple(versions)))
         return out
 
+    def twin(self, game: str, version: str, name: str) -> str | None:
+        """Another bot of ``game`` whose latest version is exactly these files, or None."""
+        for stored in self.latest(game=game):
+            if stored.bot != name and stored.version.version == version:
+                return stored.bot
+        return None
+
     def results_stamp(self) -> tuple[int, str, int, str]:
         """(results, the newest finish, seasons, the newest season change): changes whenever
         a result is added or a season is made or changes status. One round trip."""
@@ -314,8 +321,92 @@ class Registry(StoredBots):
             ).all()
         return [r.season_id for r in rows]
 
+    # -- continuous ladders --------------------------------------------------------------
+
+    def add_continuous(self, ladder_id: str, organiser: str, spec: dict[str, Any]) -> LadderRow:
+        """Store a continuous ladder; RegistryError when the id is taken (by a ladder or
+        a repeating schedule: their seasons share the season owners' table)."""
+        if self.schedule(ladder_id) is not None:
+            raise RegistryError(f"{ladder_id!r} is a repeating schedule's id")
+        now = _now()
+        with self.store._write("add continuous ladder") as conn:
+            written = conn.execute(
+                self.store._insert_ignore(t.continuous_ladders, ["ladder_id"])
+                .values(
+                    ladder_id=ladder_id, organiser=organiser, spec=spec, active=True,
+                    batches=0, created_at=now, updated_at=now,
+                )
+                .returning(t.continuous_ladders.c.ladder_id)
+            ).scalar_one_or_none()  # fmt: skip
+        if written is None:
+            raise RegistryError(f"continuous ladder {ladder_id!r} exists")
+        found = self.continuous(ladder_id)
+        assert found is not None
+        return found
+
+    def continuous(self, ladder_id: str) -> LadderRow | None:
+        """The continuous ladder ``ladder_id``, or None."""
+        with self.store._read("continuous ladder") as conn:
+            row = conn.execute(
+                sa.select(t.continuous_ladders).where(t.continuous_ladders.c.ladder_id == ladder_id)
+            ).one_or_none()
+        return None if row is None else _ladder_row(row)
+
+    def continuous_ladders(self, active_only: bool = False) -> list[LadderRow]:
+        """Every continuous ladder (only the running ones), by id."""
+        query = sa.select(t.continuous_ladders).order_by(t.continuous_ladders.c.ladder_id)
+        if active_only:
+            query = query.where(t.continuous_ladders.c.active.is_(True))
+        with self.store._read("continuous ladders") as conn:
+            return [_ladder_row(r) for r in conn.execute(query).all()]
+
+    def set_continuous(
+        self,
+        ladder_id: str,
+        *,
+        active: bool | None = None,
+        batches: int | None = None,
+        spec: dict[str, Any] | None = None,
+        expect_batches: int | None = None,
+    ) -> bool:
+        """Change a continuous ladder; with ``expect_batches``, only if it has made exactly
+        that many batches (False otherwise: another driver got there first)."""
+        values: dict[str, Any] = {"updated_at": _now()}
+        if active is not None:
+            values["active"] = active
+        if batches is not None:
+            values["batches"] = batches
+        if spec is not None:
+            values["spec"] = spec
+        where = t.continuous_ladders.c.ladder_id == ladder_id
+        if expect_batches is not None:
+            where = where & (t.continuous_ladders.c.batches == expect_batches)
+        with self.store._write("change continuous ladder") as conn:
+            done = conn.execute(t.continuous_ladders.update().where(where).values(**values))
+        return bool(done.rowcount == 1)
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    """A continuous ladder as stored."""
+
+    ladder_id: str
+    organiser: str
+    spec: dict[str, Any]
+    active: bool
+    batches: int
+    created_at: datetime
+
+
+def _ladder_row(row: Any) -> LadderRow:
+    return LadderRow(
+        row.ladder_id, row.organiser, dict(row.spec), bool(row.active), int(row.batches),
+        row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC),
+    )  # fmt: skip
+
 
 __all__ = [
+    "LadderRow",
     "Registry",
     "Role",
     "ScheduleRow",

@@ -18,6 +18,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
+from saloon.arena.continuous import drive
 from saloon.arena.interceptors import ArenaInterceptor
 from saloon.arena.ladder import rearm_schedules
 from saloon.arena.registry import Registry
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = "saloon.v1.Arena"
 #: How often the service checks that every active schedule has its next job queued.
 SCHEDULE_CHECK_S = 60.0
+#: How often the driver looks whether a continuous ladder's batch has finished.
+LADDER_TICK_S = 0.5
 #: A chunk of an upload is at most 1 MiB; the whole upload is capped by the service.
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024
 
@@ -113,6 +116,7 @@ class ArenaServer:
             )
         self._stopped = threading.Event()
         self._keeper: threading.Thread | None = None
+        self._driver: threading.Thread | None = None
 
     @property
     def address(self) -> str:
@@ -130,6 +134,8 @@ class ArenaServer:
         if self.service.config.queue is not None:
             self._keeper = threading.Thread(target=self._keep, name="schedules", daemon=True)
             self._keeper.start()
+            self._driver = threading.Thread(target=self._drive, name="ladders", daemon=True)
+            self._driver.start()
         log.info("arena API on %s, boards on %s", self.address, self.options.http or "-")
 
     def _keep(self) -> None:
@@ -144,6 +150,16 @@ class ArenaServer:
             if self._stopped.wait(SCHEDULE_CHECK_S):
                 return
 
+    def _drive(self) -> None:
+        """Keep every running continuous ladder's queue topped up (saloon.arena.continuous)."""
+        queue = self.service.config.queue
+        assert queue is not None
+        while not self._stopped.wait(LADDER_TICK_S):
+            try:
+                drive(self.service.registry, queue, self.options.store_url)
+            except Exception:  # the store or Redis away: try again at the next tick
+                log.exception("driving continuous ladders failed")
+
     def wait(self) -> None:
         """Block until stopped."""
         self._stopped.wait()
@@ -157,5 +173,7 @@ class ArenaServer:
         self._stopped.set()
         if self._keeper is not None:
             self._keeper.join(10)
+        if self._driver is not None:
+            self._driver.join(10)
         self.sandbox.close()
         self.store.close()

@@ -14,17 +14,19 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from saloon.arena import ladder
+from saloon.arena import continuous, ladder
 from saloon.arena.boards import BoardCache
 from saloon.arena.errors import NotConfigured, PermissionDenied, RateLimited, UploadError
 from saloon.arena.interceptors import current_user
-from saloon.arena.registry import Registry, User
+from saloon.arena.matchmaker import Settings
+from saloon.arena.registry import LadderRow, Registry, User
 from saloon.arena.submit import MAX_UPLOAD_BYTES, Submission, submit
 from saloon.ratings.boards import game_leaderboard, season_leaderboard
-from saloon.ratings.leaderboard import Leaderboard, render_json
+from saloon.ratings.incremental import board_standings
+from saloon.ratings.leaderboard import Leaderboard, build_leaderboard, render_json
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import seat_view
 from saloon.sdk.arena_proto import arena_pb2 as pb
@@ -226,12 +228,96 @@ class ArenaService(pb_grpc.ArenaServicer):
             schedule_id=schedule_id or (owner[1] if owner else ""),
         )
 
+    # -- continuous ladders --------------------------------------------------------------
+
+    def StartLadder(self, request: pb.StartLadderRequest, context: Any) -> Any:
+        """Organisers: a continuous ladder, its first batch made and started now."""
+        user = _organiser()
+        defaults = Settings()
+        asked = continuous.ContinuousRequest(
+            ladder_id=request.ladder_id,
+            game=request.game,
+            options=dict(request.options),
+            players=request.players,
+            seed=request.seed,
+            house=tuple(request.house),
+            duplicate=request.duplicate,
+            sandbox=self.config.season_sandbox,
+            settings=replace(
+                defaults,
+                batch=request.batch,
+                min_share=request.min_share or defaults.min_share,
+                one_per_owner=not request.allow_same_owner,
+            ),
+            max_batches=request.max_batches,
+        )
+        continuous.start(self.registry, self._queue(), asked, user.name, self.config.store_url)
+        return self._ladder_info(request.ladder_id)
+
+    def StopLadder(self, request: pb.LadderRef, context: Any) -> Any:
+        """The ladder's organiser: no more batches."""
+        user = _organiser()
+        row = self._ladder_row(request.ladder_id)
+        if row.organiser != user.name:
+            raise PermissionDenied(f"ladder {row.ladder_id} is {row.organiser}'s")
+        continuous.stop(self.registry, row.ladder_id)
+        return self._ladder_info(row.ladder_id)
+
+    def GetLadder(self, request: pb.LadderRef, context: Any) -> Any:
+        """A continuous ladder now, with its board."""
+        return self._ladder_info(request.ladder_id)
+
+    def WatchLadder(self, request: pb.LadderRef, context: Any) -> Iterator[pb.LadderInfo]:
+        """The ladder now, then at every change, until it has stopped and settled."""
+        last = None
+        while context.is_active():
+            info = self._ladder_info(request.ladder_id)
+            key = info.SerializeToString()
+            if key != last:
+                last = key
+                yield info
+            if not info.active and (not info.batches or info.batch.status != "running"):
+                return
+            time.sleep(self.config.watch_interval_s)
+
+    def _ladder_row(self, ladder_id: str) -> LadderRow:
+        row = self.registry.continuous(ladder_id)
+        if row is None:
+            raise UnknownSeason(f"no continuous ladder {ladder_id!r}")
+        return row
+
+    def _ladder_info(self, ladder_id: str) -> pb.LadderInfo:
+        row = self._ladder_row(ladder_id)
+        asked = continuous.ContinuousRequest.from_json(row.spec["request"])
+        board = self._ladder_board(asked)
+        info = pb.LadderInfo(
+            ladder_id=row.ladder_id,
+            game=asked.game,
+            active=row.active,
+            batches=row.batches,
+            organiser=row.organiser,
+            matches=board.standings.matches,
+            settings_json=json.dumps(asked.to_json(), sort_keys=True),
+        )
+        info.board.CopyFrom(leaderboard_message(board))
+        if row.batches:
+            season_id = continuous.batch_season_id(row.ladder_id, row.batches)
+            info.batch_season = season_id
+            if self.store.season(season_id) is not None:
+                info.batch.CopyFrom(self._season_info(season_id))
+        return info
+
+    def _ladder_board(self, asked: continuous.ContinuousRequest) -> Leaderboard:
+        scope = continuous.board_scope(asked)
+        standings, known, _ladders = board_standings(self.store, scope, details=False)
+        return build_leaderboard(standings, f"ladder {asked.ladder_id}", known)
+
     # -- reading -------------------------------------------------------------------------
 
     def GetLeaderboard(self, request: pb.LeaderboardRequest, context: Any) -> Any:
         """A ladder's all-time board, or one season's (cached until its results change)."""
         options = tuple(sorted(request.options.items()))
-        key = ("api", request.season_id, request.game, options)
+        key = ("api", request.ladder_id, request.season_id, request.game, options)
         return self.boards.get(key, lambda: self._board_message(request))
 
     def ListMatches(self, request: pb.SeasonRef, context: Any) -> Any:
@@ -254,6 +340,10 @@ class ArenaService(pb_grpc.ArenaServicer):
         return reply
 
     def _board_message(self, request: pb.LeaderboardRequest) -> pb.Leaderboard:
+        if request.ladder_id:
+            row = self._ladder_row(request.ladder_id)
+            asked = continuous.ContinuousRequest.from_json(row.spec["request"])
+            return leaderboard_message(self._ladder_board(asked))
         if request.season_id:
             board = season_leaderboard(self.store, request.season_id, details=False)
         else:

@@ -9,7 +9,10 @@ stored, so a refused submission changes nothing.
    :func:`~saloon.worker.sandbox.packages.load_package` (size, file count, paths, links,
    devices, entry point);
 3. ownership: a bot name belongs to the first user who stored a version of it, and a bot
-   plays one game;
+   plays one game; files that are another bot's latest version on the game are refused
+   (:class:`~saloon.arena.errors.SameCode`): the same code under two names would enter
+   the ladder twice (Halite's one-entry rule; the first bot keeps the place, and a
+   continuous ladder seats identical files once even if they got in before this check);
 4. the qualification match: the bot in seat 0 against house bots (``greedy``, then
    ``random``, ...) with the default clocks, in the submission's sandbox (its image is built
    here, before the match). It passes when the match completes and the bot has no fault;
@@ -26,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from saloon.arena.errors import SameCode
 from saloon.arena.registry import Registry, check_bot_name
 from saloon.games import get_game
 from saloon.games.errors import GameError
@@ -202,6 +206,12 @@ def submit(
     if any(v.version == package.version for v in registry.store.versions(name)):
         return Submission(
             True, name, package.version, False, None, f"{name} {package.version}: accepted before"
+        )
+    twin = registry.twin(game_id, package.version, name)
+    if twin is not None:  # the same code under two names would enter the ladder twice
+        raise SameCode(
+            f"{name}: these files are bot {twin}'s latest version ({package.version}); "
+            "the same code enters a ladder once"
         )
     result = qualify(package, name, game_id, sandbox, text_seed(package.version))
     if not result.passed:

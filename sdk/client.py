@@ -288,14 +288,60 @@ class ArenaClient:
         """Stop a ladder's repeating seasons; the ScheduleInfo."""
         return self._call(self.stub.CancelSchedule, self.pb.ScheduleRef(schedule_id=schedule_id))
 
+    # -- continuous ladders --------------------------------------------------------------
+
+    def start_ladder(
+        self,
+        ladder_id: str,
+        game: str,
+        *,
+        options: Mapping[str, str] | None = None,
+        players: int = 0,
+        seed: int = 0,
+        house: Sequence[str] = (),
+        duplicate: bool = False,
+        batch: int = 0,
+        min_share: float = 0.0,
+        allow_same_owner: bool = False,
+        max_batches: int = 0,
+    ) -> Any:
+        """Start a continuous ladder (organisers); the LadderInfo."""
+        request = self.pb.StartLadderRequest(
+            ladder_id=ladder_id, game=game, options=dict(options or {}), players=players,
+            seed=seed, house=list(house), duplicate=duplicate, batch=batch,
+            min_share=min_share, allow_same_owner=allow_same_owner, max_batches=max_batches,
+        )  # fmt: skip
+        return self._call(self.stub.StartLadder, request)
+
+    def stop_ladder(self, ladder_id: str) -> Any:
+        """Make no more batches of a continuous ladder; the LadderInfo."""
+        return self._call(self.stub.StopLadder, self.pb.LadderRef(ladder_id=ladder_id))
+
+    def ladder(self, ladder_id: str) -> Any:
+        """A continuous ladder now, with its board (LadderInfo)."""
+        return self._call(self.stub.GetLadder, self.pb.LadderRef(ladder_id=ladder_id))
+
+    def watch_ladder(self, ladder_id: str) -> Iterator[Any]:
+        """LadderInfo now and at each change, until the ladder has stopped and settled."""
+        stream = self._call(self.stub.WatchLadder, self.pb.LadderRef(ladder_id=ladder_id))
+        try:
+            yield from stream
+        except self.grpc.RpcError as exc:
+            raise _error(exc) from None
+
     # -- reading -------------------------------------------------------------------------
 
     def leaderboard(
-        self, game: str = "", options: Mapping[str, str] | None = None, season_id: str = ""
+        self,
+        game: str = "",
+        options: Mapping[str, str] | None = None,
+        season_id: str = "",
+        ladder_id: str = "",
     ) -> Any:
-        """A ladder's all-time board, or one season's (Leaderboard: rows, title, json)."""
+        """A ladder's all-time board, one season's, or one continuous ladder's
+        (Leaderboard: rows, title, json)."""
         request = self.pb.LeaderboardRequest(
-            game=game, options=dict(options or {}), season_id=season_id
+            game=game, options=dict(options or {}), season_id=season_id, ladder_id=ladder_id
         )
         return self._call(self.stub.GetLeaderboard, request)
 

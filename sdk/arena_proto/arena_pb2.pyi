@@ -38,6 +38,162 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class StartLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class OptionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    LADDER_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
+    MIN_SHARE_FIELD_NUMBER: _builtins.int
+    ALLOW_SAME_OWNER_FIELD_NUMBER: _builtins.int
+    MAX_BATCHES_FIELD_NUMBER: _builtins.int
+    ladder_id: _builtins.str
+    """1-36 of a-z 0-9 _ - (its batches are seasons <id>-b<k>)"""
+    game: _builtins.str
+    players: _builtins.int
+    """seats per match; 0 = the game's smallest"""
+    seed: _builtins.int
+    duplicate: _builtins.bool
+    """each table a duplicate deal (seats rotated)"""
+    batch: _builtins.int
+    """tables per batch; 0 = one seat per bot"""
+    min_share: _builtins.float
+    """0 = the default (0.5 of a fair share per batch)"""
+    allow_same_owner: _builtins.bool
+    """let two bots of one owner share a match"""
+    max_batches: _builtins.int
+    """stop after N batches; 0 = until stopped"""
+    @_builtins.property
+    def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def house(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """house baselines (e.g. "greedy"); they anchor the scale"""
+
+    def __init__(
+        self,
+        *,
+        ladder_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        players: _builtins.int = ...,
+        seed: _builtins.int = ...,
+        house: _abc.Iterable[_builtins.str] | None = ...,
+        duplicate: _builtins.bool = ...,
+        batch: _builtins.int = ...,
+        min_share: _builtins.float = ...,
+        allow_same_owner: _builtins.bool = ...,
+        max_batches: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner", b"allow_same_owner", "batch", b"batch", "duplicate", b"duplicate", "game", b"game", "house", b"house", "ladder_id", b"ladder_id", "max_batches", b"max_batches", "min_share", b"min_share", "options", b"options", "players", b"players", "seed", b"seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartLadderRequest: _TypeAlias = StartLadderRequest  # noqa: Y015
+
+@_typing.final
+class LadderRef(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_ID_FIELD_NUMBER: _builtins.int
+    ladder_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        ladder_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder_id", b"ladder_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderRef: _TypeAlias = LadderRef  # noqa: Y015
+
+@_typing.final
+class LadderInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    ACTIVE_FIELD_NUMBER: _builtins.int
+    BATCHES_FIELD_NUMBER: _builtins.int
+    BATCH_SEASON_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
+    ORGANISER_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    BOARD_FIELD_NUMBER: _builtins.int
+    SETTINGS_JSON_FIELD_NUMBER: _builtins.int
+    ladder_id: _builtins.str
+    game: _builtins.str
+    active: _builtins.bool
+    """false: stopped (or done after max_batches)"""
+    batches: _builtins.int
+    """batches made"""
+    batch_season: _builtins.str
+    """the newest batch's season id ("" before the first)"""
+    organiser: _builtins.str
+    matches: _builtins.int
+    """rated matches on its board so far"""
+    settings_json: _builtins.str
+    """the ladder's request and matchmaker settings"""
+    @_builtins.property
+    def batch(self) -> Global___SeasonInfo:
+        """its progress"""
+
+    @_builtins.property
+    def board(self) -> Global___Leaderboard:
+        """the ladder's own board (its batches, in order)"""
+
+    def __init__(
+        self,
+        *,
+        ladder_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        active: _builtins.bool = ...,
+        batches: _builtins.int = ...,
+        batch_season: _builtins.str = ...,
+        batch: Global___SeasonInfo | None = ...,
+        organiser: _builtins.str = ...,
+        matches: _builtins.int = ...,
+        board: Global___Leaderboard | None = ...,
+        settings_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "board", b"board"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "batch", b"batch", "batch_season", b"batch_season", "batches", b"batches", "board", b"board", "game", b"game", "ladder_id", b"ladder_id", "matches", b"matches", "organiser", b"organiser", "settings_json", b"settings_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderInfo: _TypeAlias = LadderInfo  # noqa: Y015
+
+@_typing.final
 class SubmitHeader(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -498,9 +654,12 @@ class LeaderboardRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     SEASON_ID_FIELD_NUMBER: _builtins.int
+    LADDER_ID_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     season_id: _builtins.str
     """set: that season's board (game and options are ignored)"""
+    ladder_id: _builtins.str
+    """set: that continuous ladder's board (likewise)"""
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     def __init__(
@@ -509,10 +668,11 @@ class LeaderboardRequest(_message.Message):
         game: _builtins.str = ...,
         options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         season_id: _builtins.str = ...,
+        ladder_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "options", b"options", "season_id", b"season_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "ladder_id", b"ladder_id", "options", b"options", "season_id", b"season_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -84,6 +84,26 @@ class ArenaStub:
                 request_serializer=saloon_dot_v1_dot_arena__pb2.MatchRequest.SerializeToString,
                 response_deserializer=saloon_dot_v1_dot_arena__pb2.MatchReply.FromString,
                 _registered_method=True)
+        self.StartLadder = channel.unary_unary(
+                '/saloon.v1.Arena/StartLadder',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.StartLadderRequest.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+                _registered_method=True)
+        self.StopLadder = channel.unary_unary(
+                '/saloon.v1.Arena/StopLadder',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+                _registered_method=True)
+        self.GetLadder = channel.unary_unary(
+                '/saloon.v1.Arena/GetLadder',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+                _registered_method=True)
+        self.WatchLadder = channel.unary_stream(
+                '/saloon.v1.Arena/WatchLadder',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -161,6 +181,36 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartLadder(self, request, context):
+        """Organisers: a continuous ladder (batches of matches chosen by the matchmaker from the
+        ratings so far, the queue kept topped up until it is stopped).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopLadder(self, request, context):
+        """The ladder's organiser: make no more batches (the running one plays out and counts).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLadder(self, request, context):
+        """A continuous ladder now: state, batches, the running batch's progress, its board.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchLadder(self, request, context):
+        """The same, one message now and one at every change (a result, a batch), until it stops
+        and its last batch has finished.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -213,6 +263,26 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetMatch,
                     request_deserializer=saloon_dot_v1_dot_arena__pb2.MatchRequest.FromString,
                     response_serializer=saloon_dot_v1_dot_arena__pb2.MatchReply.SerializeToString,
+            ),
+            'StartLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartLadder,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.StartLadderRequest.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
+            ),
+            'StopLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopLadder,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.LadderRef.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
+            ),
+            'GetLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLadder,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.LadderRef.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
+            ),
+            'WatchLadder': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchLadder,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.LadderRef.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -485,6 +555,114 @@ class Arena:
             '/saloon.v1.Arena/GetMatch',
             saloon_dot_v1_dot_arena__pb2.MatchRequest.SerializeToString,
             saloon_dot_v1_dot_arena__pb2.MatchReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/StartLadder',
+            saloon_dot_v1_dot_arena__pb2.StartLadderRequest.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/StopLadder',
+            saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/GetLadder',
+            saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/saloon.v1.Arena/WatchLadder',
+            saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
             options,
             channel_credentials,
             insecure,

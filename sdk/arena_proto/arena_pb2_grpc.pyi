@@ -74,6 +74,18 @@ class ArenaStub:
     """A match record as one seat saw it (that seat's bot's owner) or in full (the season's
     organiser), with the bot's captured stderr for the owner of that seat.
     """
+    StartLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StartLadderRequest, _arena_pb2.LadderInfo]
+    """Organisers: a continuous ladder (batches of matches chosen by the matchmaker from the
+    ratings so far, the queue kept topped up until it is stopped).
+    """
+    StopLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.LadderRef, _arena_pb2.LadderInfo]
+    """The ladder's organiser: make no more batches (the running one plays out and counts)."""
+    GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.LadderRef, _arena_pb2.LadderInfo]
+    """A continuous ladder now: state, batches, the running batch's progress, its board."""
+    WatchLadder: _grpc.UnaryStreamMultiCallable[_arena_pb2.LadderRef, _arena_pb2.LadderInfo]
+    """The same, one message now and one at every change (a result, a batch), until it stops
+    and its last batch has finished.
+    """
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -101,6 +113,18 @@ class ArenaAsyncStub(ArenaStub):
     GetMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.MatchRequest, _arena_pb2.MatchReply]  # type: ignore[assignment]
     """A match record as one seat saw it (that seat's bot's owner) or in full (the season's
     organiser), with the bot's captured stderr for the owner of that seat.
+    """
+    StartLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.StartLadderRequest, _arena_pb2.LadderInfo]  # type: ignore[assignment]
+    """Organisers: a continuous ladder (batches of matches chosen by the matchmaker from the
+    ratings so far, the queue kept topped up until it is stopped).
+    """
+    StopLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.LadderRef, _arena_pb2.LadderInfo]  # type: ignore[assignment]
+    """The ladder's organiser: make no more batches (the running one plays out and counts)."""
+    GetLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.LadderRef, _arena_pb2.LadderInfo]  # type: ignore[assignment]
+    """A continuous ladder now: state, batches, the running batch's progress, its board."""
+    WatchLadder: _aio.UnaryStreamMultiCallable[_arena_pb2.LadderRef, _arena_pb2.LadderInfo]  # type: ignore[assignment]
+    """The same, one message now and one at every change (a result, a batch), until it stops
+    and its last batch has finished.
     """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
@@ -186,6 +210,42 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_pb2.MatchReply, _abc.Awaitable[_arena_pb2.MatchReply]]:
         """A match record as one seat saw it (that seat's bot's owner) or in full (the season's
         organiser), with the bot's captured stderr for the owner of that seat.
+        """
+
+    @_abc_1.abstractmethod
+    def StartLadder(
+        self,
+        request: _arena_pb2.StartLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.LadderInfo, _abc.Awaitable[_arena_pb2.LadderInfo]]:
+        """Organisers: a continuous ladder (batches of matches chosen by the matchmaker from the
+        ratings so far, the queue kept topped up until it is stopped).
+        """
+
+    @_abc_1.abstractmethod
+    def StopLadder(
+        self,
+        request: _arena_pb2.LadderRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.LadderInfo, _abc.Awaitable[_arena_pb2.LadderInfo]]:
+        """The ladder's organiser: make no more batches (the running one plays out and counts)."""
+
+    @_abc_1.abstractmethod
+    def GetLadder(
+        self,
+        request: _arena_pb2.LadderRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.LadderInfo, _abc.Awaitable[_arena_pb2.LadderInfo]]:
+        """A continuous ladder now: state, batches, the running batch's progress, its board."""
+
+    @_abc_1.abstractmethod
+    def WatchLadder(
+        self,
+        request: _arena_pb2.LadderRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.LadderInfo], _abc.AsyncIterator[_arena_pb2.LadderInfo]]:
+        """The same, one message now and one at every change (a result, a batch), until it stops
+        and its last batch has finished.
         """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -63,6 +63,19 @@ def test_another_users_bot_name_cannot_be_taken(arena: Arena, tmp_path: Path) ->
         assert [v.meta["submitted_by"] for v in store.versions("shared")] == ["alice"]
 
 
+def test_the_same_code_under_another_name_is_refused(arena: Arena, tmp_path: Path) -> None:
+    with arena.client("alice") as alice:
+        assert alice.submit(write_bot(tmp_path / "a"), game=GAME, name="first").accepted
+        with pytest.raises(ArenaClientError) as err:
+            alice.submit(write_bot(tmp_path / "a"), game=GAME, name="second")
+    assert err.value.code == "ALREADY_EXISTS" and "first" in str(err.value)
+    with arena.client("bob") as bob, pytest.raises(ArenaClientError) as err:
+        bob.submit(write_bot(tmp_path / "a"), game=GAME, name="copied")
+    assert err.value.code == "ALREADY_EXISTS"
+    with Store.open(arena.store_url) as store:
+        assert store.bot("second") is None and store.bot("copied") is None
+
+
 def test_a_bad_token_is_refused(arena: Arena) -> None:
     for token in ("", "alice.wrong-secret-of-some-length", "nobody.abcdefghijkl", "garbage"):
         with ArenaClient(arena.address, token) as client, pytest.raises(ArenaClientError) as err:

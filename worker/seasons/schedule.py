@@ -59,6 +59,9 @@ class ScheduleKind(StrEnum):
     """How a season's participants are paired into matches."""
 
     ROUND_ROBIN = "round-robin"
+    #: A continuous ladder's batch (saloon.arena.continuous): its matches are chosen by a
+    #: matchmaker and stored with the season, never expanded from the spec.
+    MATCHMAKER = "matchmaker"
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,8 @@ def _seatings(season: SeasonSpec) -> Iterator[tuple[tuple[int, ...], int | None]
 def expand(season: SeasonSpec) -> list[MatchSpec]:
     """The season's matches in schedule order, each with its own derived seed."""
     season.check()
+    if season.kind is not ScheduleKind.ROUND_ROBIN:
+        raise SeasonSpecError(f"a {season.kind.value} season's matches are stored, not expanded")
     out = []
     for index, (seating, deal) in enumerate(_seatings(season)):
         # A deal's matches share one seed: same shuffles, bots in rotated seats.
