@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ from saloon.ratings.leaderboard import BotInfo
 from saloon.ratings.params import RatingParams, Scope
 from saloon.ratings.results import Outcome, Result
 from saloon.ratings.source import bot_name, owner_of, seat_results, with_defaults
+from saloon.sdk.botref import STORED, parse_entry
 from saloon.worker.store import schema as t
 from saloon.worker.store.rows import MatchStatus, SeasonStatus
 from saloon.worker.store.rows import SeatResult as StoreSeat
@@ -62,6 +64,8 @@ FOLD_FORMAT = 1
 CHUNK = 2000
 #: Match ids per IN (...) list (well under SQLite's bound-parameter limit).
 IN_CHUNK = 500
+#: Scheduled matches read by an update's first step (most updates find one result or two).
+FIRST_CHUNK = 32
 #: The position before the first scheduled match (season keys start at 1).
 START = (0, -1)
 
@@ -133,6 +137,8 @@ class _State:
     #: Bots scheduled on the ladder: name -> (season id, index, owner, version) of the
     #: first scheduled seat (season ids in byte order, as the full fold's source reads them).
     known: dict[str, tuple[str, int, str, str]] = field(default_factory=dict)
+    #: The bot registry's owners as last read (None: not yet).
+    owners: dict[str, str] | None = None
 
     def header(self) -> dict[str, Any]:
         return {
@@ -153,6 +159,8 @@ class _Step:
     units: list[list[Result]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     ladders: list[Ladder] = field(default_factory=list)
+    #: True when the walk reached a match that has not finished, or the schedule's end.
+    stopped: bool = False
 
 
 def _rating(pi: float, tau: float) -> Any:
@@ -234,6 +242,7 @@ class IncrementalBoard:
         with _HELD_LOCK:
             self._held = _HELD.setdefault(store, {})
             self._lock = _BOARD_LOCKS.setdefault((id(store), scope.key), threading.Lock())
+        self._conn: sa.Connection | None = None
 
     # -- reading -------------------------------------------------------------------------
 
@@ -242,15 +251,28 @@ class IncrementalBoard:
         the board's generation (it changes exactly when the board does)."""
         with self._lock:
             for _attempt in range(5):
-                state = self._fresh()
-                if state is None:  # stored in another format, or a late result: rebuild
-                    state = self._reset()
-                    if state is None:
-                        continue
-                done = self._extend(state)
-                if done:
-                    return self._held[self.scope.key].generation
+                # Every read of one attempt on one connection, in one transaction (a
+                # retry after a conflict starts a fresh one, so it sees the other's write).
+                with self.store._read("board update") as conn:
+                    self._conn = conn
+                    try:
+                        state = self._fresh()
+                        if state is None:  # another format, or a late result: rebuild
+                            state = self._reset()
+                        if state is not None and self._extend(state):
+                            return self._held[self.scope.key].generation
+                    finally:
+                        self._conn = None
             raise RuntimeError(f"board {self.scope.key}: checkpoint kept changing under us")
+
+    @contextmanager
+    def _reading(self, what: str) -> Iterator[sa.Connection]:
+        """The update's read connection, or a read transaction of its own."""
+        if self._conn is not None:
+            yield self._conn
+            return
+        with self.store._read(what) as conn:
+            yield conn
 
     def standings(self, details: bool = True) -> tuple[Standings, list[BotInfo], list[Ladder]]:
         """(the board's standings, bots known but unrated, the ladders seen) as of the
@@ -307,7 +329,7 @@ class IncrementalBoard:
             .limit(1)
             .exists()
         )
-        with self.store._read("board checkpoint") as conn:
+        with self._reading("board checkpoint") as conn:
             row = conn.execute(
                 sa.select(b.c.generation, b.c.state, late.label("late")).where(b.c.board == key)
             ).one_or_none()
@@ -367,15 +389,15 @@ class IncrementalBoard:
     def _extend(self, state: _State) -> bool:
         """Walk and commit until the prefix stops; False when another process moved the
         checkpoint meanwhile (the caller re-reads it)."""
+        size = FIRST_CHUNK  # most updates find a result or two: read a little first
         while True:
             known = self._known_seasons(state)
-            step = self._walk(state.position)
+            step = self._walk(state.position, size)
             if step.position == state.position and not known:
                 return True
-            owners = self._owners()
-            touched = self._register_known(state, known, owners)
+            touched = self._register_known(state, known, self._owners(state) if known else {})
             folder = self._folder(state)
-            for unit in self._with_seats(step.units, owners):
+            for unit in self._with_seats(step.units, state):
                 folder.unit(unit)
                 for result in unit:
                     touched.update(s.bot for s in result.seats)
@@ -387,6 +409,9 @@ class IncrementalBoard:
             if not self._commit(state, folder.out, touched, step.skipped):
                 self._held.pop(self.scope.key, None)
                 return False
+            if step.stopped:
+                return True  # it stopped at a match that has not finished: nothing more now
+            size = CHUNK
 
     def _folder(self, state: _State) -> Folder:
         folder = Folder(self.scope.ladder, self.scope.scope, self.params)
@@ -486,8 +511,8 @@ class IncrementalBoard:
 
     # -- the walk ------------------------------------------------------------------------
 
-    def _walk(self, position: tuple[int, int]) -> _Step:
-        """The next step of the prefix after ``position`` (one chunk of the schedule)."""
+    def _walk(self, position: tuple[int, int], size: int = CHUNK) -> _Step:
+        """The next step of the prefix after ``position`` (``size`` scheduled matches)."""
         sm, se, r = t.scheduled_matches, t.seasons, t.results
         seq, idx = position
         query = (
@@ -499,9 +524,9 @@ class IncrementalBoard:
             .where(self.scope.seasons_where())
             .where((sm.c.season_pk > seq) | ((sm.c.season_pk == seq) & (sm.c.idx > idx)))
             .order_by(sm.c.season_pk, sm.c.idx)
-            .limit(CHUNK)
+            .limit(size)
         )  # fmt: skip
-        with self.store._read("board walk") as conn:
+        with self._reading("board walk") as conn:
             rows = conn.execute(query).all()
         step = _Step(position)
         group: tuple[str, Any] | None = None
@@ -553,16 +578,17 @@ class IncrementalBoard:
                 if remember:
                     pending_skipped.append(row.match_id)
                 last = here
-        if group is not None and not blocked and len(rows) < CHUNK:
+        if group is not None and not blocked and len(rows) < size:
             close()  # a season's matches are all stored at once: the deal is complete
+        step.stopped = blocked or len(rows) < size
         return step
 
-    def _with_seats(self, units: list[list[Result]], owners: dict[str, str]) -> list[list[Result]]:
+    def _with_seats(self, units: list[list[Result]], state: _State) -> list[list[Result]]:
         """The units with their results' seats read from the store."""
         ids = [r.match_id for unit in units for r in unit]
         seats: dict[str, list[StoreSeat]] = {}
         c = t.result_seats.c
-        with self.store._read("board seats") as conn:
+        with self._reading("board seats") as conn:
             for start in range(0, len(ids), IN_CHUNK):
                 for match_id, seat, bot, version, score, rank, played_out, faults in conn.execute(
                     sa.select(c.match_id, c.seat, c.bot, c.version, c.score, c.rank,
@@ -573,6 +599,13 @@ class IncrementalBoard:
                     seats.setdefault(match_id, []).append(
                         StoreSeat(seat, bot, version, score, rank, bool(played_out), faults)
                     )
+        names = {
+            entry.name
+            for rows in seats.values()
+            for seat in rows
+            if (entry := parse_entry(seat.bot)).kind == STORED
+        }
+        owners = self._owners(state, names)
         return [
             [
                 Result(r.ladder, r.match_id, r.order, seat_results(seats.get(r.match_id, ()),
@@ -582,15 +615,20 @@ class IncrementalBoard:
             for unit in units
         ]  # fmt: skip
 
-    def _owners(self) -> dict[str, str]:
-        with self.store._read("bot owners") as conn:
+    def _owners(self, state: _State, names: set[str] | None = None) -> dict[str, str]:
+        """The bot registry's owners: re-read when ``names`` (stored bots' names) are not
+        all in the copy held (a bot registered since)."""
+        if state.owners is not None and names is not None and names <= state.owners.keys():
+            return state.owners
+        with self._reading("bot owners") as conn:
             rows = conn.execute(sa.select(t.bots.c.name, t.bots.c.owner)).all()
-        return {name: owner for name, owner in rows}
+        state.owners = {name: owner for name, owner in rows}
+        return state.owners
 
     def _known_seasons(self, state: _State) -> list[tuple[int, str, str, Any]]:
         """Seasons of the board not yet registered: (key, id, game, spec)."""
         se = t.seasons
-        with self.store._read("board seasons") as conn:
+        with self._reading("board seasons") as conn:
             rows = conn.execute(
                 sa.select(se.c.id, se.c.season_id, se.c.game)
                 .where(self.scope.seasons_where() & (se.c.id > state.known_through))
@@ -605,7 +643,7 @@ class IncrementalBoard:
         added: set[str] = set()
         sm = t.scheduled_matches
         for pk, season_id, game, _ in seasons:
-            with self.store._read("board scheduled bots") as conn:
+            with self._reading("board scheduled bots") as conn:
                 specs = conn.execute(
                     sa.select(sm.c.idx, sm.c.spec).where(sm.c.season_pk == pk).order_by(sm.c.idx)
                 ).all()

@@ -1,0 +1,247 @@
+"""Incremental boards at scale: a board update per new result and a board read, with a
+million results in PostgreSQL (not a test; run by hand, it takes minutes).
+
+    python bench/boards.py --store postgresql+psycopg://postgres@127.0.0.1:5432/test \\
+        [--results 1000000] [--bots 200] [--updates 200]
+
+Fills a fresh schema of the given database (dropped at the end) with ``--results``
+synthetic 2-seat results of ``--bots`` bots in seasons of 10,000 matches (bulk COPY:
+results, seats, the schedule), builds the all-time board's checkpoint once (a full fold,
+timed), then, result by result in a running season:
+
+* **update**: record one result (plain INSERTs, not timed) and time
+  ``IncrementalBoard.update()`` (walk, rate, write the checkpoint), CPU and wall;
+* **raw**: the bare ``rate()`` call that result needs, on the same ratings;
+* **read**: ``game_leaderboard(..., details=False)`` with nothing new (a query, not a fold),
+  and the API's stamp query (arena.boards' cache check) beside it.
+
+update and raw alternate; medians are printed with their ratio (CPU; target <= 1.3x) and
+the read against its target (<= 50 ms), and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import statistics
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from saloon.ratings.boards import game_leaderboard
+from saloon.ratings.incremental import BoardScope, IncrementalBoard
+from saloon.ratings.ladders import default_ladder
+from saloon.ratings.params import Scope
+from saloon.worker.store.store import Store
+
+GAME = "western-showdown-v1"
+SEASON_SIZE = 10_000
+#: Results recorded between two updates in the amortised measurement.
+AMORTISED = 100
+
+
+def _schema_url(base: str, schema: str) -> str:
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options=-csearch_path%3D{schema}"
+
+
+def _copy(conn: Any, table: str, columns: str, rows: io.StringIO) -> None:
+    rows.seek(0)
+    with conn.cursor() as cur, cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        while chunk := rows.read(1 << 20):
+            copy.write(chunk)
+
+
+def fill(store: Store, results: int, bots: int, seed: int) -> dict[str, float]:
+    """Seasons of synthetic results, by COPY; the seasons' ids."""
+    rng = random.Random(seed)
+    skill = [rng.gauss(0, 4) for _ in range(bots)]
+    now = datetime.now(UTC).isoformat()
+    options = json.dumps({"best_of": 1})
+    raw = store.engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        made = 0
+        season = 0
+        while made < results:
+            season += 1
+            sid = f"s{season}"
+            spec = json.dumps({"game": GAME, "participants": [f"bot:b{i}@v1" for i in range(bots)]})
+            with conn.cursor() as cur:
+                cur.execute(
+                    "INSERT INTO seasons (season_id, game, spec, status, created_at, updated_at)"
+                    " VALUES (%s, %s, %s, 'done', %s, %s) RETURNING id",
+                    (sid, GAME, spec, now, now),
+                )
+                pk = cur.fetchone()[0]
+            sched, res, seats = io.StringIO(), io.StringIO(), io.StringIO()
+            for idx in range(min(SEASON_SIZE, results - made)):
+                a, b = rng.sample(range(bots), 2)
+                mid = f"{sid}-{idx}"
+                bots_json = json.dumps({"seats": [f"bot:b{a}@v1", f"bot:b{b}@v1"],
+                                        "options": {"best_of": 1}})  # fmt: skip
+                sched.write(f"{mid}\t{pk}\t{idx}\t{bots_json}\tdone\t1\t\t{now}\n")
+                res.write(f"{mid}\t{GAME}\t{options}\t{idx}\tcompleted\t\tbench\t{now}\n")
+                first = skill[a] + rng.gauss(0, 4) > skill[b] + rng.gauss(0, 4)
+                seats.write(f"{mid}\t0\tbot:b{a}@v1\tv1\t{int(first)}\t{1 - int(first)}\tf\t0\n")
+                seats.write(f"{mid}\t1\tbot:b{b}@v1\tv1\t{1 - int(first)}\t{int(first)}\tf\t0\n")
+                made += 1
+            _copy(
+                conn,
+                "scheduled_matches",
+                "match_id, season_pk, idx, spec, status, attempts, detail, updated_at",
+                sched,
+            )
+            _copy(
+                conn,
+                "results",
+                "match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at",
+                res,
+            )
+            columns = "match_id, seat, bot, version, score, rank, played_out, faults"
+            _copy(conn, "result_seats", columns, seats)
+            conn.commit()
+        return {"seasons": season}
+    finally:
+        raw.close()
+
+
+def tail_season(store: Store, n: int, bots: int) -> tuple[int, list[tuple[str, int, int]]]:
+    """A running season of ``n`` scheduled 2-seat matches (no results): (key, matches)."""
+    rng = random.Random(99)
+    now = datetime.now(UTC)
+    with store.engine.begin() as conn:
+        pk = conn.execute(
+            sa.text("INSERT INTO seasons (season_id, game, spec, status, created_at, updated_at)"
+                    " VALUES ('tail', :g, '{}', 'running', :t, :t) RETURNING id"),
+            {"g": GAME, "t": now},
+        ).scalar_one()  # fmt: skip
+        matches = []
+        for idx in range(n):
+            a, b = rng.sample(range(bots), 2)
+            seats = [f"bot:b{a}@v1", f"bot:b{b}@v1"]
+            spec = json.dumps({"seats": seats, "options": {"best_of": 1}})
+            conn.execute(
+                sa.text("INSERT INTO scheduled_matches VALUES (:m, :pk, :i, CAST(:s AS JSON),"
+                        " 'queued', 1, '', :t)"),
+                {"m": f"tail-{idx}", "pk": pk, "i": idx, "s": spec, "t": now},
+            )  # fmt: skip
+            matches.append((f"tail-{idx}", a, b))
+    return pk, matches
+
+
+def record(store: Store, match_id: str, a: int, b: int, first: bool) -> None:
+    """What record_result writes for a board: the result, its seats, the match DONE."""
+    now = datetime.now(UTC)
+    with store.engine.begin() as conn:
+        conn.execute(
+            sa.text("INSERT INTO results VALUES (:m, :g, CAST(:o AS JSON), '0', 'completed',"
+                    " '', 'bench', :t)"),
+            {"m": match_id, "g": GAME, "o": json.dumps({"best_of": 1}), "t": now},
+        )  # fmt: skip
+        for seat, bot, rank in ((0, a, 0 if first else 1), (1, b, 1 if first else 0)):
+            conn.execute(
+                sa.text("INSERT INTO result_seats VALUES (:m, :s, :b, 'v1', :sc, :r, false, 0)"),
+                {"m": match_id, "s": seat, "b": f"bot:b{bot}@v1", "sc": 1 - rank, "r": rank},
+            )
+        conn.execute(sa.text("UPDATE scheduled_matches SET status = 'done' WHERE match_id = :m"),
+                     {"m": match_id})  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, help="a PostgreSQL URL (a schema is made)")
+    parser.add_argument("--results", type=int, default=1_000_000)
+    parser.add_argument("--bots", type=int, default=200)
+    parser.add_argument("--updates", type=int, default=200)
+    args = parser.parse_args(argv)
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(args.store)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        store = Store.open(_schema_url(args.store, schema))
+        start = time.perf_counter()
+        fill(store, args.results, args.bots, 1)
+        filled = time.perf_counter() - start
+        ladder = default_ladder(GAME)
+        board = IncrementalBoard(store, BoardScope.all_time(ladder))
+        start, cpu = time.perf_counter(), time.process_time()
+        board.update()
+        built = (time.perf_counter() - start, time.process_time() - cpu)
+        _pk, matches = tail_season(store, args.updates + 10 * AMORTISED, args.bots)
+        matches, later = matches[: args.updates], matches[args.updates :]
+        board.update()
+        env = ladder.params.environment(Scope.ALL_TIME, 2)
+        rng = random.Random(5)
+        up_cpu, up_wall, raw_cpu = [], [], []
+        for match_id, a, b in matches:
+            first = rng.random() < 0.5
+            record(store, match_id, a, b, first)
+            state = board._held[board.scope.key]  # the ratings this result is rated from
+            ra, rb = state.live[(f"b{a}", "v1")], state.live[(f"b{b}", "v1")]
+            ranks = [0, 1] if first else [1, 0]
+            c = time.process_time()
+            env.rate([(ra,), (rb,)], ranks)
+            raw_cpu.append(time.process_time() - c)
+            w, c = time.perf_counter(), time.process_time()
+            board.update()
+            up_cpu.append(time.process_time() - c)
+            up_wall.append(time.perf_counter() - w)
+        per_result = []  # results arriving faster than the board is read: AMORTISED at once
+        for start in range(0, len(later), AMORTISED):
+            raws = 0.0
+            for match_id, a, b in later[start : start + AMORTISED]:
+                first = rng.random() < 0.5
+                record(store, match_id, a, b, first)
+            c = time.process_time()
+            board.update()
+            per_result.append((time.process_time() - c) / AMORTISED)
+            del raws
+        reads, stamps = [], []
+        from saloon.arena.registry import Registry
+
+        registry = Registry(store)
+        for _ in range(50):
+            w = time.perf_counter()
+            game_leaderboard(store, GAME, details=False)
+            reads.append(time.perf_counter() - w)
+            w = time.perf_counter()
+            registry.results_stamp()
+            stamps.append(time.perf_counter() - w)
+        med = statistics.median
+        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
+              f"{args.results:,} results of {args.bots} bots (2 seats) in PostgreSQL; "
+              f"filled in {filled:.0f} s; checkpoint built in {built[0]:.0f} s "
+              f"({built[1]:.0f} s CPU)")  # fmt: skip
+        rows = [
+            ("board update per new result, CPU", f"{med(up_cpu) * 1e3:.3f} ms"),
+            ("  its raw rate(), CPU", f"{med(raw_cpu) * 1e3:.3f} ms"),
+            ("  ratio (target <= 1.3)", f"{med(up_cpu) / med(raw_cpu):.1f}x"),
+            ("board update per new result, wall", f"{med(up_wall) * 1e3:.2f} ms"),
+            (
+                f"  {AMORTISED} new results per update: CPU per result",
+                f"{med(per_result) * 1e3:.3f} ms ({med(per_result) / med(raw_cpu):.1f}x raw)",
+            ),
+            ("board read, nothing new (wall, target <= 50 ms)", f"{med(reads) * 1e3:.1f} ms"),
+            ("  the API cache's stamp query (wall)", f"{med(stamps) * 1e3:.1f} ms"),
+        ]
+        width = max(len(r[0]) for r in rows)
+        for name, value in rows:
+            print(f"{name.ljust(width)}  {value}")
+        store.close()
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

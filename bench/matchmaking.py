@@ -1,0 +1,379 @@
+"""Matchmaking against round-robin on simulated ladders (not a test; run by hand).
+
+    python bench/matchmaking.py [--seeds 5] [--quick] [--only NAME ...]
+
+**Skill model** (no match is played): bot i of n has true skill (n - 1 - i) x 0.5 beta
+(neighbours half a beta apart, bot 0 best); in a match each seat performs at its skill
+plus N(0, beta^2) noise and seats are ranked by performance (no ties). beta = 25/6,
+TrueSkill's and the ladders' own. With ``luck`` > 0 a share of that noise variance belongs
+to the *deal* (one draw per seat position, shared by every replay of a duplicate deal),
+the rest to the seat; the total stays beta^2.
+
+**Ratings** are the ladders' own fold (saloon.ratings.fold.Folder, season dynamics tau 0,
+draw probability 0.01), fed result by result; the board's order is theirs: mu - 3 sigma,
+then mu, then name.
+
+**Measured** every ``n / seats`` matches (one matchmaker batch): Kendall's tau of the
+board's order against the true one, and whether the true top 10 are the board's top 10 in
+order. A point is *reached* at the first measurement after which it holds at every later
+one up to the run's cap (the same cap for both methods); ">cap" when it never settles.
+
+* round-robin: every ordered pair (2 seats) or the season schedule's cyclic tables
+  (4 seats), each round in a random order, rounds repeated;
+* matchmaker: saloon.arena.matchmaker.choose_batch, batch after batch, every batch chosen
+  from the ratings after the previous one (as a continuous ladder does).
+
+Also: a new version of known strength, the time to choose one batch of 1,000 matches
+among 10,000 bots, and (``--only duplicate``) duplicate deals as the matchmaker's unit.
+Medians over ``--seeds`` seeds; figures depend on load (the header says it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from saloon.arena.matchmaker import Entry, Settings, choose_batch
+from saloon.ratings.fold import Folder
+from saloon.ratings.ladders import Ladder
+from saloon.ratings.params import DEFAULT_BETA, RatingParams, Scope
+from saloon.ratings.results import Result, SeatResult
+from saloon.referee.seeds import derive_seed
+from saloon.worker.seasons.schedule import CyclicOffsets, round_tables
+
+BETA = DEFAULT_BETA
+GAP = 0.5 * BETA
+LADDER = Ladder("simulated")
+PARAMS = RatingParams(draw_probability=0.01)
+TOP = 10
+
+
+@dataclass
+class Sim:
+    """One simulated ladder: true skills, the fold, the measurements."""
+
+    n: int
+    seats: int
+    seed: int
+    luck: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.skill = [(self.n - 1 - i) * GAP for i in range(self.n)]
+        self.names = [f"b{i:03d}" for i in range(self.n)]
+        self.version = ["v1"] * self.n
+        self.rng = random.Random(derive_seed(self.seed, "results"))
+        self.folder = Folder(LADDER, Scope.SEASON, PARAMS)
+        self.played = 0
+        self.count = 0
+        self.idle = [0] * self.n
+        self.counts = [[0] * self.seats for _ in range(self.n)]
+        self.matches_of = [0] * self.n
+
+    def play(self, tables: list[tuple[int, ...]], duplicate: bool = False) -> None:
+        """Play and rate the tables in order (a duplicate table: all its rotations)."""
+        for table in tables:
+            k = len(table)
+            deal = [self.rng.gauss(0, BETA * self.luck**0.5) for _ in range(k)]
+            seatings = [table[r:] + table[:r] for r in range(k)] if duplicate else [table]
+            unit = []
+            for seating in seatings:
+                own = BETA * (1 - self.luck) ** 0.5
+                perf = [self.skill[b] + deal[p] + self.rng.gauss(0, own)
+                        for p, b in enumerate(seating)]  # fmt: skip
+                ranks = [sum(1 for q in perf if q > x) for x in perf]
+                self.count += 1
+                seats = tuple(
+                    SeatResult(self.names[b], self.version[b], r)
+                    for b, r in zip(seating, ranks, strict=True)
+                )
+                deal_id = f"d{self.count}" if duplicate else None
+                unit.append(Result(LADDER, f"m{self.count}", (0, self.count), seats,
+                                   deal_group=deal_id))  # fmt: skip
+                for p, b in enumerate(seating):
+                    self.counts[b][p] += 1
+                    self.matches_of[b] += 1
+            self.folder.unit(unit)
+            self.played += len(seatings)
+
+    def rating(self, i: int) -> tuple[float, float]:
+        """The board's (mu, sigma) of bot i (what its next match starts from)."""
+        out = self.folder.out
+        key = (self.names[i], self.version[i])
+        if key in out.ratings:
+            return out.ratings[key]
+        before = out.current.get(self.names[i])
+        if before is None:
+            return PARAMS.mu, PARAMS.sigma
+        mu, sigma = out.ratings[before]
+        return mu, PARAMS.successor_sigma(sigma)
+
+    def board(self) -> list[int]:
+        """Bot indices in the board's order."""
+        rated = []
+        for i in range(self.n):
+            mu, sigma = self.rating(i)
+            rated.append((-(mu - 3 * sigma), -mu, self.names[i], i))
+        return [i for *_, i in sorted(rated)]
+
+    def true_order(self) -> list[int]:
+        return sorted(range(self.n), key=lambda i: (-self.skill[i], i))
+
+    def entries(self) -> list[Entry]:
+        out = []
+        for i in range(self.n):
+            mu, sigma = self.rating(i)
+            out.append(Entry(self.names[i], f"o{i}", mu, sigma, False, self.idle[i],
+                             tuple(self.counts[i])))  # fmt: skip
+        return out
+
+
+def kendall_tau(board: list[int], truth: list[int]) -> float:
+    """Kendall's tau between two orders of the same items (no ties)."""
+    place = {b: p for p, b in enumerate(truth)}
+    seq = [place[b] for b in board]
+    n = len(seq)
+    inversions = _inversions(seq)
+    return 1 - 4 * inversions / (n * (n - 1))
+
+
+def _inversions(seq: list[int]) -> int:
+    if len(seq) < 2:
+        return 0
+    mid = len(seq) // 2
+    left, right = sorted(seq[:mid]), sorted(seq[mid:])
+    count = _inversions(seq[:mid]) + _inversions(seq[mid:])
+    j = 0
+    for x in left:
+        while j < len(right) and right[j] < x:
+            j += 1
+        count += j
+    return count
+
+
+def top_exact(board: list[int], truth: list[int]) -> bool:
+    return board[:TOP] == truth[:TOP]
+
+
+def round_robin(sim: Sim) -> Iterator[list[tuple[int, ...]]]:
+    """Round after round of the round-robin, each in a random order, one table at a time."""
+    rng = random.Random(derive_seed(sim.seed, "round-robin"))
+    cyclic = None if sim.seats == 2 else CyclicOffsets(sim.n, sim.seats, sim.seed)
+    while True:
+        if cyclic is None:
+            tables = [(a, b) for a in range(sim.n) for b in range(sim.n) if a != b]
+        else:
+            tables = round_tables(sim.n, sim.seats, cyclic.next())
+        rng.shuffle(tables)
+        for table in tables:
+            yield [table]
+
+
+def matchmaker(
+    sim: Sim, settings: Settings, duplicate: bool = False
+) -> Iterator[list[tuple[int, ...]]]:
+    """Batch after batch of the matchmaker, each chosen after the last was rated."""
+    batch = 0
+    while True:
+        tables = choose_batch(sim.entries(), sim.seats, settings,
+                              derive_seed(sim.seed, f"batch:{batch}"))  # fmt: skip
+        batch += 1
+        seated = {b for t in tables for b in t}
+        sim.idle = [0 if i in seated else sim.idle[i] + 1 for i in range(sim.n)]
+        yield tables
+
+
+def reach(
+    sim: Sim, source: Iterator[list[tuple[int, ...]]], cap: int, duplicate: bool = False
+) -> tuple[int | None, int | None]:
+    """(matches until tau >= 0.9 for good, until the top 10 are exact for good)."""
+    every = max(1, sim.n // sim.seats)
+    truth = sim.true_order()
+    since_tau: int | None = None
+    since_top: int | None = None
+    next_eval = every
+    for tables in source:
+        sim.play(tables, duplicate)
+        if sim.played < next_eval:
+            if sim.played >= cap:
+                break
+            continue
+        next_eval = sim.played + every
+        board = sim.board()
+        if kendall_tau(board, truth) >= 0.9:
+            since_tau = sim.played if since_tau is None else since_tau
+        else:
+            since_tau = None
+        if top_exact(board, truth):
+            since_top = sim.played if since_top is None else since_top
+        else:
+            since_top = None
+        if sim.played >= cap:
+            break
+    return since_tau, since_top
+
+
+def median_or_cap(values: list[int | None], cap: int) -> str:
+    """The median, ">cap" when more than half never settled."""
+    known = sorted(v if v is not None else 10**12 for v in values)
+    mid = statistics.median_low(known)
+    return f">{cap}" if mid >= 10**12 else str(mid)
+
+
+def _num(text: str) -> float | None:
+    return None if text.startswith(">") else float(text)
+
+
+def compare(n: int, seats: int, seeds: int, cap: int, settings: Settings) -> list[str]:
+    """One table row: round-robin vs matchmaker on the same skills and seeds."""
+    rr_tau, rr_top, mm_tau, mm_top = [], [], [], []
+    for seed in range(seeds):
+        sim = Sim(n, seats, seed)
+        t, p = reach(sim, round_robin(sim), cap)
+        rr_tau.append(t)
+        rr_top.append(p)
+        sim = Sim(n, seats, seed)
+        t, p = reach(sim, matchmaker(sim, settings), cap)
+        mm_tau.append(t)
+        mm_top.append(p)
+    cells = [median_or_cap(v, cap) for v in (rr_tau, mm_tau, rr_top, mm_top)]
+    ratios = []
+    for rr, mm, target in ((cells[0], cells[1], 1 / 3), (cells[2], cells[3], 1 / 2)):
+        a, b = _num(rr), _num(mm)
+        if a is None and b is not None:
+            ratios.append(f"<{b / cap:.2f} ok")
+        elif a is None or b is None:
+            ratios.append("-")
+        else:
+            ratios.append(f"{b / a:.2f} {'ok' if b / a <= target else 'MISSED'}")
+    return [f"{n} bots, {seats} seats", *cells[:2], ratios[0], *cells[2:], ratios[1]]
+
+
+def duplicate_rows(seeds: int, cap: int, settings: Settings) -> list[list[str]]:
+    """50 bots with half the noise in the deal: plain matches vs duplicate deals."""
+    rows = []
+    for seats in (2, 4):
+        plain_tau, plain_top, dup_tau, dup_top = [], [], [], []
+        for seed in range(seeds):
+            sim = Sim(50, seats, seed, luck=0.5)
+            t, p = reach(sim, matchmaker(sim, settings), cap)
+            plain_tau.append(t)
+            plain_top.append(p)
+            sim = Sim(50, seats, seed, luck=0.5)
+            dup = Settings(**{**vars(settings), "batch": max(1, 50 // seats // seats)})
+            t, p = reach(sim, matchmaker(sim, dup, True), cap, duplicate=True)
+            dup_tau.append(t)
+            dup_top.append(p)
+        cells = [median_or_cap(v, cap) for v in (plain_tau, dup_tau, plain_top, dup_top)]
+        rows.append([f"50 bots, {seats} seats, luck 0.5", *cells])
+    return rows
+
+
+def new_version(seeds: int, settings: Settings) -> list[list[str]]:
+    """A settled 50-bot ladder; the worst bot's new version plays at place 10's strength."""
+    rows = []
+    for seats in (2, 4):
+        errors_at_40, settled = [], []
+        for seed in range(seeds):
+            sim = Sim(50, seats, seed)
+            reach(sim, matchmaker(sim, settings), 3000)
+            newcomer = sim.n - 1
+            sim.skill[newcomer] = sim.skill[9] - GAP / 2  # between true places 10 and 11
+            sim.version[newcomer] = "v2"
+            base = sim.matches_of[newcomer]
+            truth = sim.true_order()
+            true_place = truth.index(newcomer)
+            history: list[tuple[int, int]] = []
+            source = matchmaker(sim, settings)
+            while sim.matches_of[newcomer] - base < 80:
+                sim.play(next(source))
+                place = sim.board().index(newcomer)
+                history.append((sim.matches_of[newcomer] - base, abs(place - true_place)))
+            at_40 = [err for m, err in history if m <= 40][-1]
+            errors_at_40.append(at_40)
+            good_from = None
+            for m, err in history:
+                good_from = (m if good_from is None else good_from) if err <= 2 else None
+            settled.append(good_from)
+        within = sum(1 for e in errors_at_40 if e <= 2)
+        rows.append([f"50 bots, {seats} seats", str(statistics.median(errors_at_40)),
+                     f"{within}/{seeds}", median_or_cap(settled, 80)])  # fmt: skip
+    return rows
+
+
+def batch_speed(seeds: int) -> list[list[str]]:
+    """Seconds to choose 1,000 tables among 10,000 bots."""
+    rows = []
+    for seats in (2, 4):
+        times = []
+        for seed in range(seeds):
+            rng = random.Random(seed)
+            entries = [
+                Entry(f"b{i}", f"o{i % 3000}", rng.gauss(25, 5), rng.uniform(0.5, 8.3),
+                      i < 3, rng.randrange(3), (rng.randrange(9),) * seats)
+                for i in range(10_000)
+            ]  # fmt: skip
+            start = time.process_time()
+            tables = choose_batch(entries, seats, Settings(batch=1000), seed)
+            times.append(time.process_time() - start)
+            assert len(tables) == 1000
+        rows.append([f"10,000 bots, {seats} seats", f"{statistics.median(times):.3f}",
+                     "ok" if statistics.median(times) <= 1 else "MISSED"])  # fmt: skip
+    return rows
+
+
+def table(title: str, head: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    print(f"\n{title}")
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="50 bots only, smaller caps")
+    parser.add_argument("--only", nargs="*", default=[],
+                        help="compare, new-version, speed, duplicate")  # fmt: skip
+    args = parser.parse_args(argv)
+    settings = Settings()
+    want: Callable[[str], bool] = lambda name: not args.only or name in args.only  # noqa: E731
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
+          f"{args.seeds} seeds; skills 0.5 beta apart, noise beta")  # fmt: skip
+    if want("compare"):
+        configs = [(50, 2, 20_000), (50, 4, 12_000)]
+        if not args.quick:
+            configs += [(200, 2, 120_000), (200, 4, 60_000)]
+        rows = [compare(n, k, args.seeds, cap, settings) for n, k, cap in configs]
+        table(
+            "matches until the board's order is good and stays so (median)",
+            ["ladder", "tau>=0.9 RR", "MM", "MM/RR (<=1/3)", "top-10 RR", "MM", "MM/RR (<=1/2)"],
+            rows,
+        )
+    if want("new-version"):
+        table(
+            "a new version at place 10's strength (the worst bot's; 3,000 matches settled)",
+            ["ladder", "place error at 40 matches (median)", "within 2", "matches until within 2"],
+            new_version(args.seeds, settings),
+        )
+    if want("speed"):
+        table("choosing a batch of 1,000 matches (CPU s, median)", ["bots", "s", "<= 1 s"],
+              batch_speed(args.seeds))  # fmt: skip
+    if want("duplicate"):
+        table(
+            "duplicate deals as the matchmaker's unit (matches, each replay counted)",
+            ["ladder", "tau>=0.9 plain", "duplicate", "top-10 plain", "duplicate"],
+            duplicate_rows(args.seeds, 12_000, settings),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
