@@ -32,8 +32,9 @@ from saloon.arena.registry import LadderRow, Registry
 from saloon.games import get_game
 from saloon.games.errors import GameError
 from saloon.ratings.fold import Standings
-from saloon.ratings.incremental import BoardScope, IncrementalBoard
+from saloon.ratings.incremental import BoardScope, IncrementalBoard, board_standings
 from saloon.ratings.ladders import Ladder, default_ladder
+from saloon.ratings.leaderboard import Leaderboard, build_leaderboard
 from saloon.ratings.source import bot_name
 from saloon.referee.errors import RefereeError
 from saloon.referee.seeds import derive_seed
@@ -325,6 +326,19 @@ def drive(registry: Registry, queue: SeasonQueue | None, store_url: str) -> dict
             log.exception("ladder %s: tick failed", row.ladder_id)
             done[row.ladder_id] = "error"
     return done
+
+
+def ladder_board(
+    registry: Registry, ladder_id: str, details: bool = False
+) -> tuple[LadderRow, ContinuousRequest, Leaderboard]:
+    """A continuous ladder, its request and its board (brought up to date); RegistryError
+    when there is no such ladder."""
+    row = registry.continuous(ladder_id)
+    if row is None:
+        raise RegistryError(f"no continuous ladder {ladder_id!r}")
+    request = ContinuousRequest.from_json(row.spec["request"])
+    standings, known, _ladders = board_standings(registry.store, board_scope(request), details)
+    return row, request, build_leaderboard(standings, f"ladder {ladder_id}", known)
 
 
 def with_settings(request: ContinuousRequest, **changes: Any) -> ContinuousRequest:

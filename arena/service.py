@@ -25,8 +25,7 @@ from saloon.arena.matchmaker import Settings
 from saloon.arena.registry import LadderRow, Registry, User
 from saloon.arena.submit import MAX_UPLOAD_BYTES, Submission, submit
 from saloon.ratings.boards import game_leaderboard, season_leaderboard
-from saloon.ratings.incremental import board_standings
-from saloon.ratings.leaderboard import Leaderboard, build_leaderboard, render_json
+from saloon.ratings.leaderboard import Leaderboard, render_json
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import seat_view
 from saloon.sdk.arena_proto import arena_pb2 as pb
@@ -287,9 +286,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         return row
 
     def _ladder_info(self, ladder_id: str) -> pb.LadderInfo:
-        row = self._ladder_row(ladder_id)
-        asked = continuous.ContinuousRequest.from_json(row.spec["request"])
-        board = self._ladder_board(asked)
+        self._ladder_row(ladder_id)  # NOT_FOUND for an unknown ladder
+        row, asked, board = continuous.ladder_board(self.registry, ladder_id)
         info = pb.LadderInfo(
             ladder_id=row.ladder_id,
             game=asked.game,
@@ -306,11 +304,6 @@ class ArenaService(pb_grpc.ArenaServicer):
             if self.store.season(season_id) is not None:
                 info.batch.CopyFrom(self._season_info(season_id))
         return info
-
-    def _ladder_board(self, asked: continuous.ContinuousRequest) -> Leaderboard:
-        scope = continuous.board_scope(asked)
-        standings, known, _ladders = board_standings(self.store, scope, details=False)
-        return build_leaderboard(standings, f"ladder {asked.ladder_id}", known)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -341,9 +334,8 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     def _board_message(self, request: pb.LeaderboardRequest) -> pb.Leaderboard:
         if request.ladder_id:
-            row = self._ladder_row(request.ladder_id)
-            asked = continuous.ContinuousRequest.from_json(row.spec["request"])
-            return leaderboard_message(self._ladder_board(asked))
+            self._ladder_row(request.ladder_id)
+            return leaderboard_message(continuous.ladder_board(self.registry, request.ladder_id)[2])
         if request.season_id:
             board = season_leaderboard(self.store, request.season_id, details=False)
         else:

@@ -1,6 +1,6 @@
 """Matchmaking against round-robin on simulated ladders (not a test; run by hand).
 
-    python bench/matchmaking.py [--seeds 5] [--quick] [--only NAME ...]
+    python bench/matchmaking.py [--seeds 5] [--sizes 50 200] [--cap200 N] [--only NAME ...]
 
 **Skill model** (no match is played): bot i of n has true skill (n - 1 - i) x 0.5 beta
 (neighbours half a beta apart, bot 0 best); in a match each seat performs at its skill
@@ -339,7 +339,8 @@ def table(title: str, head: list[str], rows: list[list[str]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="50 bots only, smaller caps")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[50, 200], help="bots")
+    parser.add_argument("--cap200", type=int, default=120_000, help="200 bots: matches per run")
     parser.add_argument("--only", nargs="*", default=[],
                         help="compare, new-version, speed, duplicate")  # fmt: skip
     args = parser.parse_args(argv)
@@ -347,25 +348,26 @@ def main(argv: list[str] | None = None) -> int:
     want: Callable[[str], bool] = lambda name: not args.only or name in args.only  # noqa: E731
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
           f"{args.seeds} seeds; skills 0.5 beta apart, noise beta")  # fmt: skip
+    if want("speed"):
+        table("choosing a batch of 1,000 matches (CPU s, median)", ["bots", "s", "<= 1 s"],
+              batch_speed(args.seeds))  # fmt: skip
     if want("compare"):
-        configs = [(50, 2, 20_000), (50, 4, 12_000)]
-        if not args.quick:
-            configs += [(200, 2, 120_000), (200, 4, 60_000)]
-        rows = [compare(n, k, args.seeds, cap, settings) for n, k, cap in configs]
-        table(
-            "matches until the board's order is good and stays so (median)",
-            ["ladder", "tau>=0.9 RR", "MM", "MM/RR (<=1/3)", "top-10 RR", "MM", "MM/RR (<=1/2)"],
-            rows,
-        )
+        configs = [(50, 2, 20_000), (50, 4, 12_000), (200, 2, args.cap200),
+                   (200, 4, args.cap200 // 2)]  # fmt: skip
+        configs = [c for c in configs if c[0] in args.sizes]
+        head = ["ladder", "tau>=0.9 RR", "MM", "MM/RR (<=1/3)", "top-10 RR", "MM",
+                "MM/RR (<=1/2)"]  # fmt: skip
+        rows = []
+        for n, k, cap in configs:  # each row printed as soon as it is measured
+            rows.append(compare(n, k, args.seeds, cap, settings))
+            print("  ".join(rows[-1]), flush=True)
+        table("matches until the board's order is good and stays so (median)", head, rows)
     if want("new-version"):
         table(
             "a new version at place 10's strength (the worst bot's; 3,000 matches settled)",
             ["ladder", "place error at 40 matches (median)", "within 2", "matches until within 2"],
             new_version(args.seeds, settings),
         )
-    if want("speed"):
-        table("choosing a batch of 1,000 matches (CPU s, median)", ["bots", "s", "<= 1 s"],
-              batch_speed(args.seeds))  # fmt: skip
     if want("duplicate"):
         table(
             "duplicate deals as the matchmaker's unit (matches, each replay counted)",

@@ -84,6 +84,11 @@ def season_board(request: Request) -> Response:
     return json_response(board_json(views.season_board(request.path_params["season_id"])))
 
 
+def ladder(request: Request) -> Response:
+    """A continuous ladder: state, settings, newest batch's progress, board."""
+    return json_response(context(request).views.ladder(request.path_params["ladder_id"]))
+
+
 def bot(request: Request) -> Response:
     """A bot: owner, versions, rating history per ladder, matches, head to head."""
     return json_response(context(request).views.bot(request.path_params["name"]))
@@ -145,6 +150,7 @@ def routes() -> list[Route]:
         ("/api/seasons/{season_id}", season),
         ("/api/seasons/{season_id}/progress", season_progress),
         ("/api/seasons/{season_id}/board", season_board),
+        ("/api/ladders/{ladder_id}", ladder),
         ("/api/bots/{name}", bot),
         ("/api/matches", matches),
         ("/api/matches/{match_id}", match),

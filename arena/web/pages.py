@@ -88,6 +88,23 @@ def season(request: Request) -> Response:
     return render(request, "season.html", season=data, board_html=body)
 
 
+def ladder(request: Request) -> Response:
+    """A continuous ladder's board (it changes with every result; reload to follow it)."""
+    ladder_id = request.path_params["ladder_id"]
+    views = context(request).views
+
+    def values() -> dict[str, Any]:
+        board = views.ladder_board(ladder_id)
+        return {
+            "title": f"{board.ladder.label} · continuous ladder {ladder_id}",
+            "board_html": Markup(board_sections(board, bot_href)),
+            "game": board.ladder.game,
+            "recent_matches": views.ladder_matches(board.ladder),
+        }
+
+    return kept(request, ("ladder", ladder_id), "board.html", values)
+
+
 def bot(request: Request) -> Response:
     """A bot: owner, versions, rating history, matches with faults, head to head."""
     name = request.path_params["name"]
@@ -214,6 +231,7 @@ def routes() -> list[Route]:
         Route("/", index, methods=["GET"]),
         Route("/leaderboard/{game}", leaderboard, methods=["GET"]),
         Route("/season/{season_id}", season, methods=["GET"]),
+        Route("/ladder/{ladder_id}", ladder, methods=["GET"]),
         Route("/bot/{name}", bot, methods=["GET"]),
         Route("/match/{match_id}", match, methods=["GET"]),
         Route("/match/{match_id}/seat/{seat:int}", seat, methods=["GET"]),

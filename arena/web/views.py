@@ -14,12 +14,16 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from saloon.arena.boards import BoardCache
+from saloon.arena.continuous import ContinuousRequest, batch_season_id
+from saloon.arena.continuous import ladder_board as continuous_board
+from saloon.arena.registry import LadderRow, Registry
 from saloon.arena.web.errors import NotFound
 from saloon.games import game_ids
 from saloon.ratings.boards import game_leaderboard, season_leaderboard
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import Leaderboard
 from saloon.ratings.source import bot_name, registry_name
+from saloon.worker.errors import RegistryError
 from saloon.worker.store.rows import MatchStatus, ResultRow, SeasonRow, SeasonStatus
 from saloon.worker.store.store import Store
 
@@ -77,6 +81,35 @@ class Views:
         return self.boards.get(
             ("season-board", season_id), lambda: season_leaderboard(self.store, season_id)
         )
+
+    def ladder_board(self, ladder_id: str) -> Leaderboard:
+        """A continuous ladder's board (saloon.arena.continuous), with its charts."""
+        return self.boards.get(("ladder-board", ladder_id), lambda: self._ladder(ladder_id)[2])
+
+    def ladder(self, ladder_id: str) -> dict[str, Any]:
+        """A continuous ladder: its state, settings, newest batch and board."""
+        row, request, _board = self._ladder(ladder_id, details=False)
+        batch = None
+        if row.batches:
+            season = self.store.season(batch_season_id(ladder_id, row.batches))
+            batch = season_summary(season, self.store) if season is not None else None
+        return {
+            "ladder_id": ladder_id,
+            "game": request.game,
+            "active": row.active,
+            "batches": row.batches,
+            "settings": request.to_json(),
+            "batch": batch,
+            "board": board_json(self.ladder_board(ladder_id)),
+        }
+
+    def _ladder(
+        self, ladder_id: str, details: bool = True
+    ) -> tuple[LadderRow, ContinuousRequest, Leaderboard]:
+        try:
+            return continuous_board(Registry(self.store), ladder_id, details)
+        except RegistryError:
+            raise NotFound(f"no continuous ladder {ladder_id!r}") from None
 
     def results(self) -> list[ResultRow]:
         """Every recorded result, newest first."""

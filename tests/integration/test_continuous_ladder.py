@@ -4,7 +4,9 @@ drives one over its gRPC API, live."""
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,6 +135,15 @@ def test_the_arena_runs_a_continuous_ladder_live_over_its_api(
                 text = capsys.readouterr().out
                 assert code == 0 and "ladder live (seas-of-strife-v1, stopped): 3 batch(es)" in text
                 assert "house:search-25" in text and "6 rated match(es)" in text
+                with urllib.request.urlopen(f"{arena.http}/api/ladders/live", timeout=30) as r:
+                    page = json.loads(r.read())
+                assert page["batches"] == 3 and not page["active"]
+                assert [row["bot"] for row in page["board"]["rows"]] == [
+                    row.bot for row in last.board.rows
+                ]
+                with urllib.request.urlopen(f"{arena.http}/ladder/live", timeout=30) as r:
+                    html = r.read().decode()
+                assert "continuous ladder live" in html and "house:search-25" in html
                 house = ["random", "greedy", "search-25"]
                 olga.start_ladder("again", GAME, players=3, house=house, batch=2)
                 stopped = olga.stop_ladder("again")
