@@ -43,6 +43,9 @@ class MarkedStream(io.TextIOBase):
             self._pending = None
         self.stream.write(text)
         self._line_start = text.endswith("\n")
+        # At once, as stderr should be: a partial line (print(..., end="")) would otherwise
+        # wait in the buffer, and a runtime ended at the match's end would lose it.
+        self.stream.flush()
         return len(text)
 
     def flush(self) -> None:

@@ -37,3 +37,20 @@ def test_marks_only_moments_with_output_and_split_them_back() -> None:
 def test_unmarked_text_is_one_load_block() -> None:
     assert split_marked("Traceback\n  boom\n") == [("load", ["Traceback", "  boom"])]
     assert split_marked("") == []
+
+
+def test_a_partial_line_is_written_at_once() -> None:
+    """Regression: a bot's last print(..., end="") waited in the buffer and was lost when
+    the runtime was ended at the match's end."""
+
+    class Counting(io.StringIO):
+        flushes = 0
+
+        def flush(self) -> None:
+            self.flushes += 1
+
+    raw = Counting()
+    stream = MarkedStream(raw)
+    stream.at("decision 9")
+    stream.write("no newline")
+    assert raw.flushes >= 1 and raw.getvalue().endswith("no newline")
