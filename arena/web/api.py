@@ -118,7 +118,7 @@ def replay(request: Request) -> Response:
     ctx = context(request)
     match_id = request.path_params["match_id"]
     hands = request.query_params.get("hands") == "all"
-    data = ctx.views.boards.get(
+    data = ctx.views.replays.get(
         ("replay", match_id, hands),
         lambda: orjson.dumps(match_replay(load_record(ctx.store, match_id), hands=hands)),
     )

@@ -48,7 +48,7 @@ def kept(request: Request, key: tuple[Any, ...], template: str, values: Any) -> 
     if request.cookies.get(COOKIE) and signed_in_user(request) is not None:
         return render(request, template, **values())
     path = request.url.path
-    html = ctx.views.boards.get(
+    html = ctx.views.pages.get(
         ("page", path, *key),
         lambda: ctx.templates.get_template(template).render(user=None, path=path, **values()),
     )

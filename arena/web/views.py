@@ -1,14 +1,19 @@
 """What the pages and the JSON API show, as plain data: both render these, so a page and
 ``/api/...`` can never disagree.
 
-Every view derived from the results (boards, listings, a bot's history) is kept in the
-arena's :class:`~saloon.arena.boards.BoardCache`, valid while the results do not change;
-a season's progress is read fresh each time (it moves while the results do not).
+Boards are read from the arena's :class:`~saloon.arena.boards.BoardCache` (the gRPC API's
+too). Views and pages derived from the results (listings, a bot's history, a rendered
+page) are kept in a :class:`BoardCache` of their own (same rule: valid while the results
+do not change; never pushing a board out); replays in :class:`KeptReplays` (a stored
+record never changes). A season's progress is read fresh each time (it moves while the
+results do not).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -29,6 +34,10 @@ from saloon.worker.store.store import Store
 
 #: Bots shown per ladder on the index, matches in "recent" listings.
 TOP_BOTS, RECENT_MATCHES = 3, 20
+#: Rendered pages and listings kept apart from the boards (so they never push a board out).
+MAX_PAGES = 128
+#: Match replays kept (a long match's is ~300 KiB; a record never changes once stored).
+MAX_REPLAYS = 32
 #: Seasons that are still going (the index lists them with their progress).
 LIVE = (SeasonStatus.CREATED, SeasonStatus.RUNNING)
 
@@ -69,6 +78,9 @@ class Views:
     def __init__(self, store: Store, boards: BoardCache) -> None:
         self.store = store
         self.boards = boards
+        #: Pages, listings and bot views: the same stamp rule, a cache of their own.
+        self.pages = BoardCache(boards.registry, MAX_PAGES)
+        self.replays = KeptReplays(MAX_REPLAYS)
 
     # -- boards ----------------------------------------------------------------------------
     def game_board(self, game: str, options: Mapping[str, str]) -> Leaderboard:
@@ -113,7 +125,7 @@ class Views:
 
     def results(self) -> list[ResultRow]:
         """Every recorded result, newest first."""
-        return self.boards.get(
+        return self.pages.get(
             ("results",),
             lambda: sorted(self.store.results(), key=lambda r: r.finished_at, reverse=True),
         )
@@ -126,7 +138,7 @@ class Views:
     # -- pages -----------------------------------------------------------------------------
     def index(self) -> dict[str, Any]:
         """Each game's ladders with their top bots, live seasons, recent matches."""
-        games = self.boards.get(("index-games",), self._games)
+        games = self.pages.get(("index-games",), self._games)
         live = [
             season_summary(s, self.store)
             for s in reversed(self.store.seasons())
@@ -137,7 +149,7 @@ class Views:
 
     def ladders(self, game: str) -> list[Ladder]:
         """``game``'s default ladder, then its other ladders that have results."""
-        return self.boards.get(("ladders", game), lambda: _ladders(self.store, game))
+        return self.pages.get(("ladders", game), lambda: _ladders(self.store, game))
 
     def _games(self) -> list[dict[str, Any]]:
         out = []
@@ -208,7 +220,7 @@ class Views:
 
     def bot(self, name: str) -> dict[str, Any]:
         """A bot: owner, versions, rating history per ladder, matches, head-to-head."""
-        return self.boards.get(("bot", name), lambda: self._bot(name))
+        return self.pages.get(("bot", name), lambda: self._bot(name))
 
     def _bot(self, name: str) -> dict[str, Any]:
         stored = self.store.bot(name)
@@ -283,6 +295,28 @@ class Views:
             "matches": matches,
             "matches_total": len(mine),
         }
+
+
+class KeptReplays:
+    """The newest replays made, by key; a stored record never changes, so they stay valid."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, bytes] = OrderedDict()
+
+    def get(self, key: Hashable, make: Callable[[], bytes]) -> bytes:
+        """The kept replay of ``key``, else ``make()`` (kept, the oldest dropped)."""
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        value = make()  # two readers of a new match may both make it: the same bytes
+        with self._lock:
+            self._kept[key] = value
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return value
 
 
 def _ladders(store: Store, game: str) -> list[Ladder]:

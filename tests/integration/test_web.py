@@ -258,7 +258,7 @@ def test_responses_are_not_held_back_by_nagle(web: Web) -> None:
 
 
 def test_a_board_page_is_rendered_once_while_the_results_do_not_change(web: Web) -> None:
-    boards = web.server.server.config.app.app.state.ctx.views.boards
+    boards = web.server.server.config.app.app.state.ctx.views.pages
     get(web, f"/leaderboard/{SEAS}")
     made = boards.made
     for _ in range(5):
