@@ -99,3 +99,22 @@ def test_the_web_side_serves_https_with_the_same_certificate(
             "127.0.0.1", port, context=ssl.create_default_context(), timeout=10
         )
         plain.request("GET", "/")
+
+
+def test_the_healthcheck_probe_answers_for_https_and_plain_http(
+    tls_arena: tuple[Arena, Path], tmp_path: Path
+) -> None:
+    from saloon.arena.web.probe import main as probe
+
+    arena, _ca = tls_arena
+    assert arena.server.boards is not None
+    assert probe([f"127.0.0.1:{arena.server.boards.port}/healthz"]) == 0
+    plain = start_arena(str(tmp_path / "plain.db"))
+    try:
+        assert plain.server.boards is not None
+        port = plain.server.boards.port
+        assert probe([f"127.0.0.1:{port}/healthz"]) == 0
+        assert probe([f"127.0.0.1:{port}/nope"]) == 1
+    finally:
+        plain.server.stop(0)
+    assert probe([]) == 2
