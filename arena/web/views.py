@@ -12,6 +12,7 @@ results do not).
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from datetime import datetime
@@ -36,6 +37,8 @@ from saloon.worker.store.store import Store
 TOP_BOTS, RECENT_MATCHES = 3, 20
 #: Rendered pages and listings kept apart from the boards (so they never push a board out).
 MAX_PAGES = 128
+#: Seconds a page's results stamp is reused before the store is asked again.
+STAMP_EVERY_S = 0.5
 #: Match replays kept (a long match's is ~300 KiB; a record never changes once stored).
 MAX_REPLAYS = 32
 #: Seasons that are still going (the index lists them with their progress).
@@ -78,8 +81,9 @@ class Views:
     def __init__(self, store: Store, boards: BoardCache) -> None:
         self.store = store
         self.boards = boards
-        #: Pages, listings and bot views: the same stamp rule, a cache of their own.
-        self.pages = BoardCache(boards.registry, MAX_PAGES)
+        #: Pages, listings and bot views: the same stamp rule, a cache of their own, whose
+        #: stamp is read at most every STAMP_EVERY_S (a page may lag a new result that long).
+        self.pages = BoardCache(RecentStamp(store), MAX_PAGES)
         self.replays = KeptReplays(MAX_REPLAYS)
 
     # -- boards ----------------------------------------------------------------------------
@@ -295,6 +299,29 @@ class Views:
             "matches": matches,
             "matches_total": len(mine),
         }
+
+
+class RecentStamp(Registry):
+    """The registry's results stamp, read from the store at most every ``every_s``: busy
+    pages then cost no query per read. Only what readers see waits (a page shows a new
+    result up to ``every_s`` late); nothing that decides a match or a rating reads it."""
+
+    def __init__(self, store: Store, every_s: float = STAMP_EVERY_S) -> None:
+        super().__init__(store)
+        self.every_s = every_s
+        self._lock = threading.Lock()
+        self._read: tuple[float, tuple[int, str, int, str]] | None = None
+
+    def results_stamp(self) -> tuple[int, str, int, str]:
+        """The stamp as of at most ``every_s`` ago."""
+        now = time.monotonic()
+        with self._lock:
+            if self._read is not None and now - self._read[0] < self.every_s:
+                return self._read[1]
+        stamp = super().results_stamp()
+        with self._lock:
+            self._read = (now, stamp)
+        return stamp
 
 
 class KeptReplays:

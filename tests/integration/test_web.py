@@ -289,3 +289,16 @@ def test_guessing_tokens_is_throttled_per_address() -> None:
     assert sessions.throttled("203.0.113.9") and not sessions.throttled("203.0.113.10")
     assert same_origin(None, "http", "h:1") and same_origin("https://h:1", "https", "h:1")
     assert not same_origin("https://h:1", "http", "h:1")
+
+
+def test_a_pages_stamp_is_reread_once_its_half_second_is_over(tmp_path: Path) -> None:
+    from saloon.arena.web.views import RecentStamp
+    from saloon.worker.store.store import Store
+
+    with Store.open(str(tmp_path / "s.db")) as store:
+        stamp = RecentStamp(store, every_s=0.2)
+        before = stamp.results_stamp()
+        store.create_season("later", {"game": SEAS}, [])
+        assert stamp.results_stamp() == before  # within its window: not read again
+        time.sleep(0.25)
+        assert stamp.results_stamp() != before  # then the store is asked again
