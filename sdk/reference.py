@@ -49,6 +49,16 @@ class Field:
     meaning: str
 
 
+def _comment_above(lines: list[str], lineno: int) -> str:
+    """The ``#:`` comment lines right above source line ``lineno`` (1-based), joined."""
+    comment: list[str] = []
+    row = lineno - 2
+    while row >= 0 and lines[row].strip().startswith("#:"):
+        comment.insert(0, lines[row].strip()[2:].strip())
+        row -= 1
+    return " ".join(comment)
+
+
 def _field_comments(cls: type) -> dict[str, str]:
     """Field name -> the ``#:`` comment lines right above it in the class body."""
     try:
@@ -61,13 +71,9 @@ def _field_comments(cls: type) -> dict[str, str]:
     out: dict[str, str] = {}
     for node in body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            comment: list[str] = []
-            row = node.lineno - 2
-            while row >= 0 and lines[row].strip().startswith("#:"):
-                comment.insert(0, lines[row].strip()[2:].strip())
-                row -= 1
+            comment = _comment_above(lines, node.lineno)
             if comment:
-                out[node.target.id] = " ".join(comment)
+                out[node.target.id] = comment
     return out
 
 
@@ -234,13 +240,9 @@ def _module_comments(module: ModuleType) -> dict[str, str]:
         for target in targets:
             if not isinstance(target, ast.Name):
                 continue
-            comment: list[str] = []
-            row = node.lineno - 2
-            while row >= 0 and lines[row].strip().startswith("#:"):
-                comment.insert(0, lines[row].strip()[2:].strip())
-                row -= 1
+            comment = _comment_above(lines, node.lineno)
             if comment:
-                out[target.id] = " ".join(comment)
+                out[target.id] = comment
     return out
 
 
