@@ -151,3 +151,29 @@ def test_the_arena_runs_a_continuous_ladder_live_over_its_api(
         finally:
             workers.stop()
             arena.server.stop(0)
+
+
+def test_a_duplicate_batch_replays_each_deal_with_rotated_seats_and_twins_enter_once(
+    tmp_path: Path,
+) -> None:
+    with Store.open(tmp_path / "dup.db") as store:
+        registry = Registry(store)
+        for name, owner, version in (("orig", "ann", "sha256:aa"), ("twin", "bo", "sha256:aa"),
+                                     ("other", "cy", "sha256:bb")):  # fmt: skip
+            store.add_bot(name, owner)
+            store.add_version(name, version, {"game": GAME})
+        request = continuous.ContinuousRequest(
+            ladder_id="dup", game=GAME, players=3, seed=3, house=("greedy", "random"),
+            sandbox=SandboxKind.PROCESS, duplicate=True, settings=Settings(batch=2),
+        )  # fmt: skip
+        refs = [ref for ref, _owner, _house in continuous.entries(registry, request)]
+        assert refs == ["bot:orig@sha256:aa", "bot:other@sha256:bb", "house:greedy",
+                        "house:random"]  # fmt: skip
+        continuous.start(registry, None, request, "olga", str(tmp_path / "dup.db"))
+        matches = store.scheduled(continuous.batch_season_id("dup", 1))
+    assert len(matches) == 2 * 3
+    for deal in range(2):
+        group = [m.spec for m in matches if m.spec["deal"] == deal]
+        seats = [tuple(g["seats"]) for g in group]
+        assert len({g["seed"] for g in group}) == 1
+        assert seats[1] == seats[0][1:] + seats[0][:1] and seats[2] == seats[1][1:] + seats[1][:1]
