@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         store = Store.open(_schema_url(args.store, schema))
         start = time.perf_counter()
         fill(store, args.results, args.bots, 1)
+        with store.engine.connect() as conn:  # fresh planner statistics after the bulk load
+            conn.execution_options(isolation_level="AUTOCOMMIT").execute(sa.text("ANALYZE"))
         filled = time.perf_counter() - start
         ladder = default_ladder(GAME)
         board = IncrementalBoard(store, BoardScope.all_time(ladder))

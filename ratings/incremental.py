@@ -522,7 +522,9 @@ class IncrementalBoard:
             .select_from(sm.join(se, se.c.id == sm.c.season_pk)
                          .outerjoin(r, r.c.match_id == sm.c.match_id))
             .where(self.scope.seasons_where())
-            .where((sm.c.season_pk > seq) | ((sm.c.season_pk == seq) & (sm.c.idx > idx)))
+            # A row-value comparison: an index range scan on (season_pk, idx), not a sort
+            # of every scheduled match.
+            .where(sa.tuple_(sm.c.season_pk, sm.c.idx) > sa.tuple_(seq, idx))
             .order_by(sm.c.season_pk, sm.c.idx)
             .limit(size)
         )  # fmt: skip
