@@ -245,8 +245,9 @@ def compare(n: int, seats: int, seeds: int, cap: int, settings: Settings) -> lis
     ratios = []
     for rr, mm, target in ((cells[0], cells[1], 1 / 3), (cells[2], cells[3], 1 / 2)):
         a, b = _num(rr), _num(mm)
-        if a is None and b is not None:
-            ratios.append(f"<{b / cap:.2f} ok")
+        if a is None and b is not None:  # round-robin never settled within the cap
+            bound = b / cap
+            ratios.append(f"<{bound:.2f} {'ok' if bound <= target else 'unknown'}")
         elif a is None or b is None:
             ratios.append("-")
         else:
