@@ -15,6 +15,7 @@ import json
 import logging
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -350,8 +351,7 @@ def cmd_ladder_season(args: argparse.Namespace, out: TextIO) -> int:
         )
         _print_season(info, out)
         if args.follow:
-            for progress in client.watch_season(info.season_id):
-                _print_season(progress, out)
+            follow_season(client, info.season_id, out)
     return 0
 
 
@@ -363,8 +363,7 @@ def cmd_ladder_season_op(args: argparse.Namespace, out: TextIO) -> int:
         elif args.op == "cancel":
             _print_season(client.cancel_season(args.season_id), out)
         elif args.follow:
-            for info in client.watch_season(args.season_id):
-                _print_season(info, out)
+            follow_season(client, args.season_id, out)
         else:
             _print_season(client.season(args.season_id), out)
     return 0
@@ -444,6 +443,50 @@ def cmd_ladder_match(args: argparse.Namespace, out: TextIO) -> int:
     if stderr:
         sys.stderr.write(stderr)
     return 0
+
+
+#: The statuses after which a season's progress no longer changes.
+SEASON_OVER = ("done", "failed", "cancelled")
+#: How long ``--follow`` keeps trying to reconnect to a server that went away...
+RECONNECT_FOR_S = 300.0
+#: ... waiting this long (seconds, doubling up to RECONNECT_MAX_S) between tries.
+RECONNECT_FIRST_S = 0.25
+RECONNECT_MAX_S = 2.0
+
+
+def follow_season(client: ArenaClient, season_id: str, out: TextIO) -> None:
+    """Print the season's progress at each change until it is over; when the server goes
+    away (a restart: UNAVAILABLE), say so on stderr and reconnect, for RECONNECT_FOR_S."""
+    last: str | None = None
+    lost_at: float | None = None
+    wait = RECONNECT_FIRST_S
+    while True:
+        try:
+            for info in client.watch_season(season_id):
+                if lost_at is not None:
+                    sys.stderr.write(f"saloon: reconnected to {client.config.server}\n")
+                    lost_at, wait = None, RECONNECT_FIRST_S
+                line = f"{info.status} {info.done} {info.running} {info.failed} {info.total}"
+                if line != last:  # a reconnect sends the progress again
+                    last = line
+                    _print_season(info, out)
+                if info.status in SEASON_OVER:
+                    return
+        except ArenaClientError as exc:
+            if exc.code != "UNAVAILABLE":
+                raise
+            now = time.monotonic()
+            if lost_at is None:
+                lost_at = now
+                sys.stderr.write(
+                    f"saloon: lost the server ({exc.message}); reconnecting for up to "
+                    f"{RECONNECT_FOR_S:.0f} s\n"
+                )
+                sys.stderr.flush()
+            elif now - lost_at > RECONNECT_FOR_S:
+                raise
+        time.sleep(wait)
+        wait = min(wait * 2, RECONNECT_MAX_S)
 
 
 def _print_season(info: Any, out: TextIO) -> None:

@@ -59,6 +59,14 @@ class NotConfigured(ArenaError):
     """The server was started without what this call needs (e.g. no Redis queue)."""
 
 
+class ShuttingDown(ArenaError):
+    """The server is stopping: a follower's stream ends (the client reconnects)."""
+
+
+class AddressInUse(ArenaError):
+    """``saloon serve`` was asked to listen on an address another process holds."""
+
+
 #: Exception -> status code, most specific first (the first isinstance match wins).
 STATUS_OF: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (BadToken, grpc.StatusCode.UNAUTHENTICATED),
@@ -74,6 +82,7 @@ STATUS_OF: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (UnknownBot, grpc.StatusCode.NOT_FOUND),
     (UnknownUser, grpc.StatusCode.NOT_FOUND),
     (NoResultsError, grpc.StatusCode.NOT_FOUND),
+    (ShuttingDown, grpc.StatusCode.UNAVAILABLE),
     (StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
     (QueueUnavailable, grpc.StatusCode.UNAVAILABLE),
     (SandboxError, grpc.StatusCode.UNAVAILABLE),

@@ -19,6 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.arena.continuous import drive
+from saloon.arena.errors import AddressInUse
 from saloon.arena.interceptors import ArenaInterceptor
 from saloon.arena.ladder import rearm_schedules
 from saloon.arena.registry import Registry
@@ -89,20 +90,27 @@ class ArenaServer:
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", 64 * 1024 * 1024),
+                # gRPC sets SO_REUSEPORT by default: a second server on a port in use would
+                # start and share it. Off, the second one fails with "address in use".
+                ("grpc.so_reuseport", 0),
             ],
         )
         pb_grpc.add_ArenaServicer_to_server(self.service, self.grpc)
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
-        if options.tls_cert:
-            creds = grpc.ssl_server_credentials(
-                [(Path(options.tls_key).read_bytes(), Path(options.tls_cert).read_bytes())]
-            )
-            self.port = self.grpc.add_secure_port(options.listen, creds)
-        else:
-            self.port = self.grpc.add_insecure_port(options.listen)
+        try:
+            if options.tls_cert:
+                creds = grpc.ssl_server_credentials(
+                    [(Path(options.tls_key).read_bytes(), Path(options.tls_cert).read_bytes())]
+                )
+                self.port = self.grpc.add_secure_port(options.listen, creds)
+            else:
+                self.port = self.grpc.add_insecure_port(options.listen)
+        except RuntimeError:  # gRPC says only "Failed to bind"; the port is held (see above)
+            self.port = 0
         if self.port == 0:
-            raise OSError(f"cannot listen on {options.listen}")
+            self._close_early()
+            raise AddressInUse(f"cannot listen on {options.listen}: address in use")
         self.boards: WebServer | None = None
         if options.http:
             host, _, port = options.http.rpartition(":")
@@ -147,6 +155,7 @@ class ArenaServer:
                 rearm_schedules(self.service.registry, queue, self.options.store_url)
             except Exception:  # Redis or the store away: try again next time
                 log.exception("re-arming schedules failed")
+
             if self._stopped.wait(SCHEDULE_CHECK_S):
                 return
 
@@ -160,13 +169,24 @@ class ArenaServer:
             except Exception:  # the store or Redis away: try again at the next tick
                 log.exception("driving continuous ladders failed")
 
+    def _close_early(self) -> None:
+        """Release what __init__ opened before it failed (no thread runs yet)."""
+        self.grpc.stop(0)
+        self.sandbox.close()
+        self.store.close()
+
     def wait(self) -> None:
         """Block until stopped."""
         self._stopped.wait()
 
     def stop(self, grace: float = 5.0) -> None:
-        """Stop serving, close the sandbox and the store."""
+        """Stop serving, close the sandbox and the store.
+
+        Streams that only follow progress (WatchSeason) end at once, so they do not hold
+        the stop for the whole grace; calls that do work get ``grace`` seconds to finish.
+        """
         self.health.enter_graceful_shutdown()
+        self.service.stopping.set()
         self.grpc.stop(grace).wait()
         if self.boards is not None:
             self.boards.stop()

@@ -19,7 +19,13 @@ from typing import Any
 
 from saloon.arena import continuous, ladder
 from saloon.arena.boards import BoardCache
-from saloon.arena.errors import NotConfigured, PermissionDenied, RateLimited, UploadError
+from saloon.arena.errors import (
+    NotConfigured,
+    PermissionDenied,
+    RateLimited,
+    ShuttingDown,
+    UploadError,
+)
 from saloon.arena.interceptors import current_user
 from saloon.arena.matchmaker import Settings
 from saloon.arena.registry import LadderRow, Registry, User
@@ -93,6 +99,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         self._submits = TokenBucket(config.submit_burst, config.submit_every_s)
         self._qualify = threading.BoundedSemaphore(config.qualify_slots)
         self.boards = BoardCache(registry)
+        #: Set when the server stops: streams that follow progress end at once.
+        self.stopping = threading.Event()
 
     def _queue(self) -> SeasonQueue:
         if self.config.queue is None:
@@ -191,7 +199,10 @@ class ArenaService(pb_grpc.ArenaServicer):
                 yield info
             if info.status in ("done", "failed", "cancelled"):
                 return
-            time.sleep(self.config.watch_interval_s)
+            if self.stopping.wait(self.config.watch_interval_s):
+                # The server is stopping: end the stream now rather than hold the stop for
+                # its whole grace (`ladder status --follow` reconnects).
+                raise ShuttingDown("the server is shutting down")
 
     def CancelSchedule(self, request: pb.ScheduleRef, context: Any) -> Any:
         """The schedule's organiser: stop a ladder's repeating seasons."""

@@ -1,0 +1,133 @@
+"""``saloon serve`` on its port and at its stop: one server per port, a quick stop with a
+follower connected, and ``ladder status --follow`` across a server restart. Real gRPC on
+loopback ports, real stores."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from saloon.arena.commands import follow_season
+from saloon.arena.errors import AddressInUse
+from saloon.arena.server import ArenaServer, ServeOptions
+from saloon.sdk.client import ArenaClient
+from saloon.worker.seasons.run import cancel, create
+from saloon.worker.seasons.schedule import SeasonSpec
+from saloon.worker.store.store import Store
+
+from .arena_fixtures import start_arena
+
+#: Bounds of the waits below (the events take well under a second on a quiet machine).
+WAIT_S = 20.0
+
+
+def _season(store_url: str, season_id: str) -> None:
+    with Store.open(store_url) as store:
+        create(
+            store,
+            SeasonSpec(
+                season_id=season_id,
+                game="seizure-v1",
+                participants=("house:random", "house:greedy"),
+                seats=2,
+            ),
+        )
+
+
+def test_a_second_server_on_a_port_in_use_fails_with_address_in_use(tmp_path: Path) -> None:
+    first = start_arena(str(tmp_path / "a.db"))
+    try:
+        port = first.server.port
+        with pytest.raises(AddressInUse, match="address in use"):
+            ArenaServer(
+                ServeOptions(
+                    store_url=str(tmp_path / "b.db"),
+                    listen=f"127.0.0.1:{port}",
+                    http="",
+                    sandbox="process",
+                )
+            )
+        # The first one still answers alone.
+        client = ArenaClient(first.address, first.tokens["alice"], timeout_s=10)
+        assert client.bots() == []
+        client.close()
+    finally:
+        first.server.stop(0)
+
+
+def test_a_server_with_a_follower_connected_stops_without_waiting_its_grace(
+    tmp_path: Path,
+) -> None:
+    arena = start_arena(str(tmp_path / "arena.db"))
+    _season(arena.store_url, "followed")
+    client = arena.client("alice")
+    seen = threading.Event()
+    ended: list[BaseException | None] = []
+
+    def follow() -> None:
+        try:
+            for _ in client.watch_season("followed"):
+                seen.set()
+            ended.append(None)
+        except BaseException as exc:  # the stream ends with the server
+            ended.append(exc)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    assert seen.wait(WAIT_S)
+    grace = 30.0
+    started = time.monotonic()
+    arena.server.stop(grace)
+    took = time.monotonic() - started
+    thread.join(WAIT_S)
+    client.close()
+    # The stream held the stop for the whole grace before: it must end at once now.
+    assert took < grace / 3, f"stop took {took:.1f} s with a follower connected"
+    assert ended and ended[0] is not None and "UNAVAILABLE" in str(ended[0])
+
+
+def test_ladder_status_follow_says_the_server_went_away_and_reconnects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = str(tmp_path / "arena.db")
+    first = start_arena(url)
+    port = first.server.port
+    _season(url, "restarted")
+    client = ArenaClient(first.address, first.tokens["olga"], timeout_s=30)
+    out = io.StringIO()
+    errors: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            follow_season(client, "restarted", out)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + WAIT_S
+    while "created" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.server.stop(5)
+    time.sleep(0.5)  # the follower finds the server gone
+    second = ArenaServer(
+        ServeOptions(store_url=url, listen=f"127.0.0.1:{port}", http="", sandbox="process")
+    )
+    second.start()
+    try:
+        with Store.open(url) as store:
+            cancel(store, "restarted")
+        thread.join(WAIT_S)
+        assert not thread.is_alive(), "the follower did not come back"
+        assert not errors, errors
+    finally:
+        second.stop(0)
+        client.close()
+    err = capsys.readouterr().err
+    assert "lost the server" in err and "reconnected" in err
+    assert "Cancelling all calls" not in out.getvalue()
+    assert out.getvalue().splitlines()[-1].startswith("season restarted (seizure-v1, cancelled)")
