@@ -31,6 +31,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,7 @@ import threading
 from enum import StrEnum
 from pathlib import Path
 
+from saloon.referee.errors import SandboxUnusable
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
 
 log = logging.getLogger(__name__)
@@ -167,6 +169,53 @@ def _set_rlimits(values: list[tuple[str, int, int]], uid: int | None) -> None:
         os.setuid(uid)
 
 
+#: A bot's own folder is ``<root>/saloon-bot-<pid of the process that made it>-<random>``:
+#: a sweep finds what a process killed with -9 left running (its pid is gone).
+BOT_DIR_PREFIX = "saloon-bot-"
+
+
+def bot_dir_prefix(pid: int | None = None) -> str:
+    """The prefix of the bot folders process ``pid`` (default: this one) makes."""
+    return f"{BOT_DIR_PREFIX}{os.getpid() if pid is None else pid}-"
+
+
+def _others_can_enter(path: Path) -> bool:
+    """True when a uid that neither owns nor shares a group with them can pass through
+    ``path`` and every folder above it."""
+    for folder in (path, *path.parents):
+        try:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+@functools.cache
+def _fallback_warned(tmp: str) -> None:
+    log.warning(
+        "TMPDIR %s is closed to other users (mode 0700?): bots run as their own uid, so their "
+        "folders go under /tmp instead",
+        tmp,
+    )
+
+
+def sandbox_root(uid: int | None) -> str:
+    """Where bot folders go: the temp dir, unless the bot runs as another uid that cannot
+    enter it (a root referee with a TMPDIR of mode 0700), then /tmp; SandboxUnusable when
+    neither would do."""
+    tmp = tempfile.gettempdir()
+    if uid is None or _others_can_enter(Path(tmp)):
+        return tmp
+    if _others_can_enter(Path("/tmp")) and os.access("/tmp", os.W_OK):
+        _fallback_warned(tmp)
+        return "/tmp"
+    raise SandboxUnusable(
+        f"TMPDIR {tmp} is closed to other users and /tmp is unusable: a bot runs as its own "
+        "uid and could not read its own files (give TMPDIR mode 0711, or another TMPDIR)"
+    )
+
+
 class CappedBuffer:
     """The first ``cap`` bytes of a stream, and how many bytes were dropped after them."""
 
@@ -211,7 +260,7 @@ class BotProcess:
         if os.geteuid() == 0:
             self.uid = SANDBOX_UID_BASE + (os.getpid() * 64 + next(_uids)) % SANDBOX_UID_SPAN
         self.stderr = CappedBuffer()
-        self._dir = Path(tempfile.mkdtemp(prefix="saloon-bot-"))
+        self._dir = Path(tempfile.mkdtemp(prefix=bot_dir_prefix(), dir=sandbox_root(self.uid)))
         #: (where the runtime loads the bot from, the path its author gave): tracebacks
         #: and load errors are shown with the author's path, never the sandbox's copy.
         self._placed: tuple[str, str] | None = None
@@ -322,13 +371,16 @@ class BotProcess:
         """
         proc = self.proc
         if proc is not None:
-            # The runtime (PID 1 of its namespace: its death ends every process in it),
-            # even if the bot moved it out of our process group, then the group.
-            for child in _children(proc.pid):
+            # The group first (start_new_session: its id is the pid we started; unshare's
+            # parent is in it), then the runtime (PID 1 of its namespace: its death ends
+            # every process in it), even if the bot moved it out of our group. In this
+            # order: unshare (util-linux 2.38) whose child dies of SIGKILL while it lives
+            # writes "sigprocmask unblock failed" into the bot's stderr.
+            children = _children(proc.pid)
+            _signal_group(proc.pid, signal.SIGKILL)
+            for child in children:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(child, signal.SIGKILL)
-            # start_new_session: the group id is the pid we started.
-            _signal_group(proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(KILL_WAIT_S)
             if self._drain is not None:
@@ -347,8 +399,9 @@ class BotProcess:
         return text.replace(placed, given)
 
     def stderr_text(self) -> str:
-        """What the bot wrote to stderr so far (capped), with the author's paths."""
-        return self.authored(self.stderr.text())
+        """What the bot wrote to stderr so far (capped), with the author's paths and
+        without the sandbox's own noise."""
+        return self.authored(_without_noise(self.stderr.text()))
 
     def stderr_tail(self, limit: int = 400) -> str:
         """The end of what the bot wrote to stderr so far, on one line."""
@@ -361,6 +414,20 @@ class BotProcess:
             if line.startswith(LOAD_ERROR):
                 return line[len(LOAD_ERROR) :]
         return None
+
+
+#: Lines the sandbox's own tools write into a bot's stderr that say nothing of the bot:
+#: unshare 2.38's report of a runtime that died of SIGKILL (a kill of the runtime alone,
+#: the CPU limit's SIGKILL) while unshare's own process was alive.
+STDERR_NOISE = ("unshare: sigprocmask unblock failed: Invalid argument",)
+
+
+def _without_noise(text: str) -> str:
+    if not any(line in text for line in STDERR_NOISE):
+        return text
+    return "".join(
+        line for line in text.splitlines(keepends=True) if line.rstrip("\n") not in STDERR_NOISE
+    )
 
 
 def _chown_tree(root: Path, uid: int) -> None:

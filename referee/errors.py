@@ -20,5 +20,10 @@ class BotSpecError(RefereeError):
     """A seat specification (house:NAME or a path) that cannot be resolved."""
 
 
+class SandboxUnusable(RefereeError):
+    """The process sandbox cannot run a bot on this machine as configured (a TMPDIR the
+    bot's own uid cannot enter)."""
+
+
 class ConnectionThreadError(RefereeError):
     """A bot connection (or one of its seats) used from another thread than its own."""

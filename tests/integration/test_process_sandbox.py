@@ -13,18 +13,23 @@ from __future__ import annotations
 import os
 import random
 import re
+import signal
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from saloon.referee.botprocess import ENV_ALLOW, Containment, containment
+from saloon.referee.botprocess import ENV_ALLOW, BotProcess, Containment, containment
 from saloon.referee.bots import resolve_seat
 from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
 from saloon.referee.seeds import derive_seed
+from saloon.worker.sandbox.base import sweep_orphans
 
 from .helpers import bot, check_record
 
@@ -178,3 +183,88 @@ def test_a_runtime_that_leaves_its_process_group_still_ends_with_the_match() -> 
     assert record.faults == [] and wall_s < PROMPT_S
     assert gone(token), f"the bot's child outlived the match: {token_pids(token)}"
     assert gone(str(seat.process.socket_path)), "the bot runtime outlived the match"
+
+
+@needs_pid_namespace
+def test_unshare_sigprocmask_noise_stays_out_of_the_bots_stderr() -> None:
+    # unshare 2.38 wrote "sigprocmask unblock failed" into the bot's stderr whenever the
+    # runtime died of SIGKILL before unshare did: the kill order (group first) avoids it.
+    for seed in range(1, 9):
+        _, seat, _ = play("function_bot.py", seed)
+        assert "sigprocmask" not in seat.process.stderr.text(), seat.process.stderr.text()
+    # A runtime killed alone (here by hand; the CPU limit's SIGKILL does it too) still
+    # makes unshare say it: the owner's stderr leaves that line out.
+    process = BotProcess(bot("function_bot.py"))
+    process.spawn()
+    try:
+        deadline = time.monotonic() + PROMPT_S
+        while not process.socket_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert process.proc is not None
+        for child in (
+            Path(f"/proc/{process.proc.pid}/task/{process.proc.pid}/children").read_text().split()
+        ):
+            os.kill(int(child), signal.SIGKILL)
+        process.proc.wait(PROMPT_S)
+        time.sleep(0.2)  # the stderr reader reads what unshare wrote
+        assert "sigprocmask unblock failed" in process.stderr.text()
+        assert "sigprocmask" not in process.stderr_text()
+    finally:
+        process.kill()
+
+
+@needs_pid_namespace
+def test_bot_processes_whose_worker_died_are_swept() -> None:
+    # A "worker" that starts a bot process with no parent-death watch, then dies by kill -9:
+    # its bot processes live on until a sweep of this host finds them.
+    seed, token = fresh_seed()
+    starter = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from saloon.referee.botprocess import BotProcess\n"
+            "sleeper = [sys.executable, '-c', 'import time; time.sleep(120)', sys.argv[2]]\n"
+            "p = BotProcess(sys.argv[1], sleeper)\n"
+            "p.spawn(); print(p.proc.pid, flush=True); time.sleep(120)\n",
+            bot("function_bot.py"),
+            token,
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert starter.stdout is not None
+        starter.stdout.readline()
+        deadline = time.monotonic() + PROMPT_S
+        while not token_pids(token) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert token_pids(token), "the bot process did not start"
+        assert sweep_orphans() == 0  # its starter lives: left alone
+        assert token_pids(token)
+        starter.kill()
+        starter.wait()
+        time.sleep(0.2)
+        assert token_pids(token), "the bot process died with its starter: nothing to sweep"
+        assert sweep_orphans() >= 1
+        assert gone(token), f"the sweep left {token_pids(token)}"
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+            starter.wait()
+    del seed
+
+
+@needs_root
+@needs_pid_namespace
+def test_a_root_referee_with_a_tmpdir_of_mode_0700_still_plays_path_bots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed = tmp_path / "closed-tmp"
+    closed.mkdir(mode=0o700)
+    closed.chmod(0o700)
+    monkeypatch.setenv("TMPDIR", str(closed))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # tempfile caches the temp dir
+    assert tempfile.gettempdir() == str(closed)
+    record, seat, _ = play("function_bot.py", 5)
+    assert record.faults == [], seat.stderr
+    assert not str(seat.process.socket_path).startswith(str(closed))
