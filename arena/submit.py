@@ -127,7 +127,16 @@ def read_upload(data: bytes, filename: str) -> BotPackage:
             base = "bot.py"
         path = Path(tmp) / base
         path.write_bytes(data)
-        return load_package(path)
+        # Errors name the user's file, never this server's temporary path.
+        return load_package(path, shown=_shown_name(filename, suffix))
+
+
+def _shown_name(filename: str, suffix: str) -> str:
+    """The upload's name for its error messages: the user's file name, printable and short."""
+    name = Path(filename.replace("\\", "/")).name
+    if not name or not name.isprintable() or len(name) > 100:
+        return f"the upload ({suffix})"
+    return name
 
 
 def qualify(

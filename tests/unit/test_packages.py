@@ -219,3 +219,42 @@ def test_missing_entry_point_and_bad_files(tmp_path: Path) -> None:
 def test_every_refusal_is_a_worker_error() -> None:
     for cls in (UnsafePath, ForbiddenEntry, MissingEntryPoint, TooManyFiles, PackageTooLarge):
         assert issubclass(cls, PackageError) and issubclass(cls, WorkerError)
+
+
+def test_upload_errors_name_the_users_file_not_the_servers_temp_path(tmp_path: Path) -> None:
+    from saloon.arena.submit import read_upload
+
+    path = tar_of(
+        tmp_path / "b.tar.gz",
+        [file_entry("bot.py"), file_entry("../..")],
+        {"bot.py": BOT, "../..": b"x"},
+    )
+    with pytest.raises(UnsafePath) as caught:
+        read_upload(path.read_bytes(), "mybot.tar.gz")
+    message = str(caught.value)
+    assert message.startswith("mybot.tar.gz: entry '../..'"), message
+    assert "saloon-upload" not in message and "/tmp" not in message
+
+
+def test_a_corrupt_gzip_gives_a_one_line_error(tmp_path: Path) -> None:
+    from saloon.arena.submit import read_upload
+
+    path = tmp_path / "broken.tar.gz"
+    path.write_bytes(b"\x1f\x8b\x08\x00" + os.urandom(64))
+    for error in (
+        pytest.raises(PackageFormatError, match=r"broken\.tar\.gz"),
+        pytest.raises(PackageFormatError),
+    ):
+        with error as caught:
+            load_package(path)
+        assert len(str(caught.value).splitlines()) == 1, str(caught.value)
+    with pytest.raises(PackageFormatError) as caught:
+        read_upload(path.read_bytes(), "broken.tar.gz")
+    assert len(str(caught.value).splitlines()) == 1 and "saloon-upload" not in str(caught.value)
+    # Bytes that no decompressor takes (tarfile lists each method it tried, one per line).
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"\x00" * 10 + os.urandom(200))
+    with pytest.raises(PackageFormatError) as caught:
+        load_package(junk)
+    assert len(str(caught.value).splitlines()) == 1, str(caught.value)
+    assert "method gz" not in str(caught.value)

@@ -18,8 +18,11 @@ import argparse
 import hashlib
 import io
 import logging
+import os
 import sys
 import tarfile
+import time
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -85,7 +88,11 @@ def base_image_id(client: Any, tag: str | None = None) -> str:
 
 
 def ensure_bot_image(client: Any, package: BotPackage, base: str | None = None) -> str:
-    """The tag of ``package``'s image, built now unless an image on the same base exists."""
+    """The tag of ``package``'s image, built now unless an image on the same base exists.
+
+    A reused image is marked used (:func:`mark_used`); after a build, the least recently
+    used bot images beyond :func:`image_cap` are removed (:func:`prune_bot_images`).
+    """
     import docker.errors
 
     base = base or base_tag()
@@ -95,6 +102,7 @@ def ensure_bot_image(client: Any, package: BotPackage, base: str | None = None) 
     try:
         image = client.images.get(tag)
         if image.labels.get("saloon.base") == base_id:
+            mark_used(client, image, tag)
             return tag
         log.info("%s: built on another base image, rebuilding", tag)
         stale = str(image.id)
@@ -126,7 +134,97 @@ def ensure_bot_image(client: Any, package: BotPackage, base: str | None = None) 
             client.images.remove(stale)
         except docker.errors.APIError as exc:
             log.info("kept the replaced image %s: %s", stale[:19], exc)
+    try:
+        prune_bot_images(client, image_cap(), keep=tag)
+    except docker.errors.APIError as exc:  # pruning is upkeep: never fails a build
+        log.warning("pruning bot images failed: %s", exc)
     return tag
+
+
+#: Bot images kept in the engine (the least recently used beyond it are removed);
+#: ``$SALOON_BOT_IMAGES`` overrides it.
+DEFAULT_IMAGE_CAP = 64
+IMAGE_CAP_ENV = "SALOON_BOT_IMAGES"
+#: An image used (or built) less than this long ago is never pruned: another worker of
+#: the engine may be about to start a container from it.
+PRUNE_MIN_IDLE_S = 600.0
+#: A reused image is marked used again at most this often (a tag call, see mark_used).
+MARK_EVERY_S = 600.0
+
+
+def image_cap() -> int:
+    """How many bot images the engine keeps (``$SALOON_BOT_IMAGES``, else the default)."""
+    raw = os.environ.get(IMAGE_CAP_ENV, "")
+    try:
+        return max(1, int(raw)) if raw else DEFAULT_IMAGE_CAP
+    except ValueError:
+        log.warning("$%s=%r is not a number: keeping %d", IMAGE_CAP_ENV, raw, DEFAULT_IMAGE_CAP)
+        return DEFAULT_IMAGE_CAP
+
+
+def last_used(image: Any) -> float:
+    """When ``image`` was last built or marked used (epoch seconds; the engine's
+    LastTagTime, which every tag call sets), else when it was created."""
+    stamp = (image.attrs.get("Metadata") or {}).get("LastTagTime") or ""
+    if not stamp or stamp.startswith("0001-"):
+        stamp = image.attrs.get("Created") or ""
+    return _epoch(stamp)
+
+
+def _epoch(stamp: str) -> float:
+    # RFC 3339 with nanoseconds ("2026-12-01T21:40:00.123456789Z"): keep microseconds.
+    head, _, frac = stamp.rstrip("Z").partition(".")
+    try:
+        when = datetime.fromisoformat(head).replace(tzinfo=UTC)
+    except ValueError:
+        return 0.0
+    return when.timestamp() + (float(f"0.{frac[:6]}") if frac.isdigit() else 0.0)
+
+
+def mark_used(client: Any, image: Any, tag: str) -> None:
+    """Tag ``image`` again so that its LastTagTime says it was used now (the engine keeps
+    no last use of its own); at most every MARK_EVERY_S."""
+    import docker.errors
+
+    if time.time() - last_used(image) < MARK_EVERY_S:
+        return
+    repository, _, name = tag.partition(":")
+    try:
+        client.api.tag(image.id, repository, name)
+    except docker.errors.APIError as exc:
+        log.info("could not mark %s used: %s", tag, exc)
+
+
+def prune_bot_images(
+    client: Any,
+    cap: int,
+    *,
+    keep: str = "",
+    min_idle_s: float = PRUNE_MIN_IDLE_S,
+    label: str = "saloon.role=bot",
+) -> list[str]:
+    """Remove the least recently used bot images beyond ``cap`` (never ``keep``, one used
+    within ``min_idle_s``, or one a container still uses); the tags removed."""
+    import docker.errors
+
+    images = client.images.list(filters={"label": [label]})
+    if len(images) <= cap:
+        return []
+    now = time.time()
+    removed: list[str] = []
+    for image in sorted(images, key=last_used)[: len(images) - cap]:
+        tags = list(image.tags)
+        if keep in tags or now - last_used(image) < min_idle_s:
+            continue
+        try:
+            client.images.remove(image.id, noprune=False)  # refused while a container uses it
+        except docker.errors.APIError as exc:
+            log.info("kept bot image %s: %s", (tags or [image.id])[0], exc)
+            continue
+        removed.extend(tags or [image.id])
+    if removed:
+        log.info("pruned %d least recently used bot image(s)", len(removed))
+    return removed
 
 
 def _context(package: BotPackage, base: str) -> bytes:

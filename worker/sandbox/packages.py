@@ -30,6 +30,7 @@ from saloon.sdk.loader import content_version, is_skipped
 from saloon.worker.errors import (
     ForbiddenEntry,
     MissingEntryPoint,
+    PackageError,
     PackageFormatError,
     PackageNotFound,
     PackageTooLarge,
@@ -83,9 +84,21 @@ class BotPackage:
             path.write_bytes(data)
 
 
-def load_package(path: str | Path) -> BotPackage:
-    """Read and validate the bot package at ``path``; a PackageError says what is wrong."""
-    p = Path(path)
+def load_package(path: str | Path, shown: str | None = None) -> BotPackage:
+    """Read and validate the bot package at ``path``; a PackageError says what is wrong.
+
+    ``shown``: the name the error messages give the package instead of ``path`` (an
+    upload is read from a temporary file; its errors name the user's own file).
+    """
+    if shown is None:
+        return _load_package(Path(path))
+    try:
+        return _load_package(Path(path))
+    except PackageError as exc:
+        raise type(exc)(str(exc).replace(str(path), shown)) from None
+
+
+def _load_package(p: Path) -> BotPackage:
     if not p.exists():
         raise PackageNotFound(f"no bot package at {p}")
     if p.is_dir():
@@ -220,7 +233,7 @@ def _tar_files(path: Path) -> Iterator[tuple[str, bytes]]:
                     raise PackageFormatError(f"{path}: cannot read {member.name}")
                 yield rel, handle.read()
     except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
-        raise PackageFormatError(f"{path}: not a readable tar archive ({exc})") from None
+        raise PackageFormatError(f"{path}: not a readable tar archive ({_one_line(exc)})") from None
 
 
 def _zip_files(path: Path) -> Iterator[tuple[str, bytes]]:
@@ -247,7 +260,16 @@ def _zip_files(path: Path) -> Iterator[tuple[str, bytes]]:
                     raise PackageFormatError(f"{path}: {info.filename} is not its stated size")
                 yield rel, data
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
-        raise PackageFormatError(f"{path}: not a readable zip archive ({exc})") from None
+        raise PackageFormatError(f"{path}: not a readable zip archive ({_one_line(exc)})") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """An archive library's error on one line: tarfile's "could not be opened" lists every
+    compression it tried, one per line, in its own terms."""
+    text = str(exc).strip()
+    if "could not be opened successfully" in text:
+        return "not gzip, bzip2, xz or plain tar data"
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _collect(entries: Iterator[tuple[str, bytes]], where: Path) -> dict[str, bytes]:
