@@ -6,7 +6,9 @@ Runs ``saloon.worker.queue.worker`` with wrappers on the steps of a job and appe
 line per job to OUT.jsonl: milliseconds spent in RQ before the job function (``rq start``),
 the store claim, seat set-up, the match itself, the store record, the rest of the job
 function (spec parsing, record to JSON), RQ after it (``rq finish``) and the gap since the
-previous job ended (``rq dequeue``: the worker loop, dequeue, heartbeats). Not a test.
+previous job ended (``rq dequeue``: the worker loop, dequeue, heartbeats), and how many
+matches the job played (``matches``: a batch job plays several; each step is the sum over
+them). Not a test.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from saloon.worker.queue import worker as worker_main
 from saloon.worker.seasons import play
 from saloon.worker.store.store import Store
 
-#: The job being timed: span name -> (start, end), perf_counter seconds.
-_job: dict[str, tuple[float, float]] = {}
+#: The job being timed: span name -> [first start, last end, seconds in it, calls].
+_job: dict[str, list[float]] = {}
 
 
 def _span(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,7 +39,11 @@ def _span(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         finally:
-            _job[name] = (started, time.perf_counter())
+            ended = time.perf_counter()
+            span = _job.setdefault(name, [started, ended, 0.0, 0])
+            span[1] = ended
+            span[2] += ended - started
+            span[3] += 1
 
     return wrapped
 
@@ -56,10 +62,11 @@ def main() -> int:
             execute_job(self, job, queue)
         finally:
             ended = time.perf_counter()
-            ms = {name: (b - a) * 1000 for name, (a, b) in _job.items()}
-            fn = _job.get("job function", (started, ended))
+            ms = {name: span[2] * 1000 for name, span in _job.items()}
+            fn = _job.get("job function", [started, ended, 0.0, 0])
             ms["rq start"] = (fn[0] - started) * 1000
             ms["rq finish"] = (ended - fn[1]) * 1000
+            ms["matches"] = _job["match"][3] if "match" in _job else 0
             ms["rq dequeue"] = (started - last_end[0]) * 1000 if last_end[0] else -1.0
             ms["total"] = (ended - started) * 1000
             last_end[0] = ended
@@ -68,6 +75,10 @@ def main() -> int:
 
     SimpleWorker.execute_job = timed_execute  # type: ignore[method-assign]
     jobs.match_job = _span("job function", jobs.match_job)  # RQ imports it by name
+    if hasattr(jobs, "batch_job"):
+        jobs.batch_job = _span("job function", jobs.batch_job)
+        Store.claim_matches = _span("claim", Store.claim_matches)  # type: ignore[method-assign]
+        Store.record_results = _span("record", Store.record_results)  # type: ignore[method-assign]
     Store.claim_match = _span("claim", Store.claim_match)  # type: ignore[method-assign]
     Store.record_result = _span("record", Store.record_result)  # type: ignore[method-assign]
     play.build_match = _span("seats", play.build_match)

@@ -199,26 +199,36 @@ STEP_ROWS = (
 
 
 def _step_cells(jobs: list[dict[str, float]]) -> list[str]:
-    """Each step's median ms, then the overhead per job and its share of the match."""
+    """Each step's median ms per match, then the overhead per match and its share of the
+    match (a batch job's steps are divided by the matches it played)."""
     # The first job of a run waited for the season to be enqueued: its gap is idle time.
     timed = [j for j in jobs if j["rq dequeue"] >= 0 and "match" in j]
     if not timed:
         return ["-"] * (len(STEP_ROWS) + 2)
-    cells = [f"{statistics.median(get(j) for j in timed):.2f}" for _, get in STEP_ROWS]
-    over = [j["rq dequeue"] + j["total"] - j["match"] for j in timed]
+    for j in timed:
+        j.setdefault("claim", 0.0)
+        j.setdefault("record", 0.0)
+        j.setdefault("seats", 0.0)
+
+    def per(j: dict[str, float], value: float) -> float:
+        return value / max(1.0, j.get("matches", 1.0))
+
+    cells = [f"{statistics.median(per(j, get(j)) for j in timed):.2f}" for _, get in STEP_ROWS]
+    over = [per(j, j["rq dequeue"] + j["total"] - j["match"]) for j in timed]
     cells.append(f"{statistics.median(over):.2f}")
     # Total overhead over total match time: what throughput sees (long matches weigh more).
-    cells.append(f"{sum(over) / sum(j['match'] for j in timed) * 100:.1f}%")
+    matches = sum(per(j, j["match"]) for j in timed)
+    cells.append(f"{sum(over) / matches * 100:.1f}%")
     return cells
 
 
 def _steps_table(columns: dict[str, list[str]]) -> Table:
-    table = Table(title="where a job's time goes, 1 worker: median ms per job (every run)")
+    table = Table(title="where the time goes, 1 worker: median ms per match (every run)")
     table.add_column("step")
     for game in columns:
         table.add_column(game, justify="right")
     labels = [label for label, _ in STEP_ROWS] + [
-        "overhead per job (all but the match)",
+        "overhead per match (all but the match)",
         "overhead / match time (sums)",
     ]
     for k, label in enumerate(labels):

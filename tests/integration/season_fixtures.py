@@ -3,9 +3,12 @@ of their own, worker processes started here and stopped by pid."""
 
 from __future__ import annotations
 
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,3 +71,54 @@ def workers(tmp_path: Path) -> Iterator[Workers]:
     ws = Workers(tmp_path)
     yield ws
     ws.stop()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on (now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class PrivateRedis:
+    """A redis-server of this test's own on its own port, WITHOUT persistence (a restart
+    loses every job), started and stopped by pid."""
+
+    def __init__(self) -> None:
+        if shutil.which("redis-server") is None:
+            pytest.skip("SKIPPED, NEEDS redis-server to start a private Redis")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        argv = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port)]
+        self.proc = subprocess.Popen(
+            [*argv, "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                connect(self.url)
+                return
+            except Exception:
+                time.sleep(0.05)
+        raise AssertionError("redis-server did not answer")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def private_redis() -> Iterator[PrivateRedis]:
+    redis = PrivateRedis()
+    redis.start()
+    try:
+        yield redis
+    finally:
+        redis.kill()

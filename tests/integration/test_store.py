@@ -558,3 +558,54 @@ def test_the_migrations_go_down_to_nothing_and_up_again(fresh_url: str) -> None:
         engine.dispose()
     with Store.open(fresh_url) as store:
         assert store.create_season("s", {"game": "g"}, schedule("s", 1)) is True
+
+
+# -- batches: several matches claimed and recorded at once, each by its own id -----------
+
+
+def test_claim_matches_claims_each_by_its_id_and_leaves_done_and_cancelled_alone(
+    store: Store,
+) -> None:
+    store.create_season("cb", {"game": "seas-of-strife-v1"}, schedule("cb", 4))
+    assert store.record_result("cb-0", record("cb-0"), {})
+    store.mark_match("cb-3", MatchStatus.CANCELLED)
+    got = store.claim_matches(["cb-0", "cb-1", "cb-2", "cb-3", "nope"], "w1")
+    assert got == {
+        "cb-0": MatchStatus.DONE,
+        "cb-1": MatchStatus.RUNNING,
+        "cb-2": MatchStatus.RUNNING,
+        "cb-3": MatchStatus.CANCELLED,
+    }
+    rows = {r.match_id: r for r in store.scheduled("cb")}
+    assert (rows["cb-1"].attempts, rows["cb-1"].detail) == (1, "w1")
+    assert rows["cb-0"].attempts == 0 and rows["cb-3"].status is MatchStatus.CANCELLED
+    # A failed batch marks its matches queued again: never the cancelled or done ones.
+    store.mark_matches(["cb-0", "cb-1", "cb-2", "cb-3"], MatchStatus.QUEUED, "retrying")
+    rows = {r.match_id: r for r in store.scheduled("cb")}
+    assert [rows[f"cb-{i}"].status for i in range(4)] == [
+        MatchStatus.DONE,
+        MatchStatus.QUEUED,
+        MatchStatus.QUEUED,
+        MatchStatus.CANCELLED,
+    ]
+
+
+def test_record_results_writes_each_match_once_with_its_rows(store: Store) -> None:
+    store.create_season("rb", {"game": "seas-of-strife-v1"}, schedule("rb", 3))
+    assert store.record_result("rb-1", record("rb-1"), {})
+    fault = Fault(0, FaultKind.TIMEOUT, 3, "slow")
+    items = [
+        ("rb-0", record("rb-0", faults=(fault,)), {0: "oops"}, None),
+        ("rb-1", record("rb-1"), {}, None),  # recorded already: dropped
+        ("rb-2", record("rb-2"), {1: "two"}, None),
+    ]
+    assert store.record_results(items) == [True, False, True]
+    assert store.record_results(items) == [False, False, False]
+    results = store.results(season_id="rb")
+    assert [r.match_id for r in results] == ["rb-0", "rb-1", "rb-2"]
+    assert [s.faults for s in results[0].seats] == [1, 0]
+    assert [f.kind for f in store.faults("rb-0")] == [FaultKind.TIMEOUT]
+    assert store.stderr("rb-0", 0) == "oops" and store.stderr("rb-2", 1) == "two"
+    assert store.match_record("rb-2") == record("rb-2")
+    assert store.progress("rb").done == 3
+    assert store.record_results([]) == []

@@ -62,6 +62,7 @@ OVERRIDDEN = {
     "set_state": "(self, state, pipeline=None)",
     "heartbeat": "(self, timeout=None, pipeline=None)",
     "teardown": "(self)",
+    "_install_signal_handlers": "(self)",
 }
 
 #: Other RQ callables rq_internals calls outside RQ's documented API, with their parameters
@@ -72,6 +73,7 @@ CALLED = {
     "rq.worker.BaseWorker.increment_successful_job_count": "(self, pipeline=None)",
     "rq.worker.BaseWorker.increment_total_working_time": "(self, job_execution_time, pipeline)",
     "rq.worker.BaseWorker.cleanup_execution": "(self, job, pipeline, execution=None)",
+    "rq.worker.BaseWorker.request_stop": "(self, signum, frame)",
     "rq.job.Job._handle_success": (
         "(self, result_ttl, pipeline, worker_name='', execution_id=None, "
         "execution_started_at=None, execution_ended_at=None)"

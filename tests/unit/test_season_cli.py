@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -94,10 +95,55 @@ def test_a_missing_bot_path_fails_the_match_not_the_season(
     db = str(tmp_path / "s.db")
     gone = str(tmp_path / "gone.py")
     args = ["--game", "western-showdown-v1", "--bot", gone, "--bot", "house:random"]
-    code, out, err = saloon(capsys, "season", "run", "m1", *args, "--store", db, "--local")
-    assert code == 0, err
-    code, out, _ = saloon(capsys, "season", "status", "m1", "--store", db)
+    _, out, _ = saloon(capsys, "season", "run", "m1", *args, "--store", db, "--local")
+    assert "0 matches recorded here" in out
+    _, out, _ = saloon(capsys, "season", "status", "m1", "--store", db)
     assert "0 done, 0 running, 2 failed, 0 remaining of 2" in out
+
+
+def test_season_run_exits_1_and_says_so_when_matches_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "s.db")
+    gone = str(tmp_path / "gone.py")
+    bots = ["--bot", "house:random", "--bot", "house:greedy", "--bot", gone]
+    args = ["--game", "seizure-v1", "--seats", "2", *bots]
+    code, out, err = saloon(capsys, "season", "run", "f1", *args, "--store", db, "--local")
+    assert code == 1
+    recorded = re.search(r"(\d+) matches recorded here", out)
+    failed = re.search(r"(\d+) of (\d+) matches failed", err)
+    assert recorded and failed, (out, err)
+    assert int(recorded[1]) > 0 and int(failed[1]) > 0
+    assert int(recorded[1]) + int(failed[1]) == int(failed[2])
+    assert len(err.splitlines()) == 1 and "gone.py" in err
+    # All recorded: 0.
+    code, _, err = saloon(capsys, "season", "run", "ok", *WSD, "--store", db, "--local")
+    assert code == 0 and err == ""
+
+
+def test_season_start_leaves_a_finished_season_finished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], redis_url: str
+) -> None:
+    import uuid
+
+    from saloon.worker.queue.season_queue import SeasonQueue, connect
+
+    db = str(tmp_path / "s.db")
+    queue = f"test-start-done-{uuid.uuid4().hex[:8]}"
+    try:
+        code, _, err = saloon(capsys, "season", "run", "d1", *WSD, "--store", db, "--local")
+        assert code == 0, err
+        code, out, _ = saloon(capsys, "season", "status", "d1", "--store", db)
+        assert "(done)" in out
+        start = ["season", "start", "d1", "--store", db, "--redis", redis_url, "--queue", queue]
+        code, out, err = saloon(capsys, *start)
+        assert code == 0, err
+        assert "0 matches enqueued" in out
+        with Store.open(db) as store:
+            row = store.season("d1")
+            assert row is not None and row.status.value == "done"
+    finally:
+        SeasonQueue(connect(redis_url), queue).purge()
 
 
 def test_the_demo_covers_every_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import logging
 import threading
+import time
 from enum import StrEnum
 from types import TracebackType
 from typing import Any
@@ -58,6 +59,12 @@ def store_for(url: str) -> Store:
         if store is None:
             store = _stores[url] = Store.open(url)
         return store
+
+
+def open_store_urls() -> list[str]:
+    """The URLs of the stores this process has open (its jobs' stores, its --store)."""
+    with _stores_lock:
+        return list(_stores)
 
 
 def warm_up(store_url: str | None = None) -> None:
@@ -145,6 +152,104 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
     return JobOutcome.RECORDED if wrote else JobOutcome.DUPLICATE
 
 
+#: A batch job records what it played every this many matches (one statement each), at
+#: least every FLUSH_EVERY_MS of play, and at its end: a worker killed mid-batch loses at
+#: most that much play. (Recording on a thread of its own, overlapping the next matches,
+#: was slower: the GIL hand-over between the playing and the recording thread cost more
+#: than the database's wait it hid.)
+FLUSH_EVERY = 8
+FLUSH_EVERY_MS = 250.0
+
+
+def _keep_unrecorded(played: list[tuple[MatchSpec, PlayedMatch]]) -> None:
+    """Keep played matches whose recording failed: the retry records them unplayed."""
+    for spec, match in played:
+        while len(_unrecorded) >= MAX_UNRECORDED:
+            _unrecorded.pop(next(iter(_unrecorded)))
+        _unrecorded[spec.match_id] = match
+
+
+def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[JobOutcome]:
+    """Play a batch of scheduled matches (one season's, in schedule order), each claimed
+    and recorded by its own id exactly once; the outcome of each.
+
+    One claim statement for the batch (matches DONE or CANCELLED are left alone: a
+    retried batch skips what it recorded before), then the matches one by one, their
+    results recorded FLUSH_EVERY at a time, in one statement each.
+    A failure to record keeps the played matches for the retry, as a one-match job does.
+    """
+    outcomes: dict[str, JobOutcome] = {}
+    fresh = [s for s in specs if s.match_id not in _unrecorded]
+    statuses = store.claim_matches([s.match_id for s in fresh], worker) if fresh else {}
+    ready: list[tuple[MatchSpec, PlayedMatch]] = []
+    flushed = time.perf_counter()
+    for spec in specs:
+        played = _unrecorded.pop(spec.match_id, None)
+        if played is None:
+            status = statuses.get(spec.match_id)
+            if status is None:
+                raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
+            if status in (MatchStatus.DONE, MatchStatus.CANCELLED):
+                done = status is MatchStatus.DONE
+                outcomes[spec.match_id] = JobOutcome.DUPLICATE if done else JobOutcome.CANCELLED
+                continue
+            try:
+                played = play_spec(spec, stored_resolver(store))
+            except BotRefError as exc:
+                store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
+                outcomes[spec.match_id] = JobOutcome.REFUSED
+                continue
+            except BaseException:
+                _record_or_keep(store, ready, outcomes)  # what was played stays played
+                raise
+        ready.append((spec, played))
+        now = time.perf_counter()
+        if len(ready) >= FLUSH_EVERY or (now - flushed) * 1000 >= FLUSH_EVERY_MS:
+            _record_or_keep(store, ready, outcomes)
+            ready, flushed = [], now
+    _record_or_keep(store, ready, outcomes)
+    return [outcomes[s.match_id] for s in specs]
+
+
+def _record_or_keep(
+    store: Store, ready: list[tuple[MatchSpec, PlayedMatch]], outcomes: dict[str, JobOutcome]
+) -> None:
+    """Record ``ready`` in one statement into ``outcomes``; on a store failure keep them
+    for the retry and raise."""
+    try:
+        outcomes.update(_record_many(store, ready))
+    except WorkerError:
+        _keep_unrecorded(ready)
+        raise
+
+
+def _record_many(store: Store, ready: list[tuple[MatchSpec, PlayedMatch]]) -> dict[str, JobOutcome]:
+    if not ready:
+        return {}
+    items = [
+        (spec.match_id, played.record.to_json(), played.stderr, played.record)
+        for spec, played in ready
+    ]
+    wrote = store.record_results(items)
+    return {
+        spec.match_id: JobOutcome.RECORDED if w else JobOutcome.DUPLICATE
+        for (spec, _), w in zip(ready, wrote, strict=True)
+    }
+
+
+def batch_job(specs_json: list[dict[str, Any]], store_url: str) -> str:
+    """RQ entry point of a batch: play and record each match of ``specs_json``."""
+    from rq import get_current_job
+
+    specs = [MatchSpec.from_json(s) for s in specs_json]
+    job = get_current_job()
+    worker = (job.worker_name or "") if job is not None else ""
+    outcomes = run_batch(specs, store_for(store_url), worker=worker)
+    counts = {o.value: outcomes.count(o) for o in JobOutcome if o in outcomes}
+    log.info("%s .. %s: %s", specs[0].match_id, specs[-1].match_id, counts)
+    return ",".join(o.value for o in outcomes)
+
+
 def match_job(spec_json: dict[str, Any], store_url: str) -> str:
     """RQ entry point: play and record the match of ``spec_json`` in the store at ``store_url``."""
     from rq import get_current_job
@@ -172,7 +277,10 @@ def on_match_failure(
     name = exc_type.__name__ if exc_type is not None else "failure"
     detail = f"{'retrying after ' if retrying else ''}{name}: {exc}"[:500]
     log.warning("%s: attempt failed (%s)", job.id, detail)
+    payload = job.args[0]
+    # A batch job: every match of it not yet recorded (DONE ones are never changed).
+    ids = [s["match_id"] for s in payload] if isinstance(payload, list) else [job.id]
     try:
-        store_for(str(job.args[1])).mark_match(job.id, status, detail)
+        store_for(str(job.args[1])).mark_matches(ids, status, detail)
     except WorkerError as err:  # the store may be what failed; the retry will tell
         log.warning("%s: could not mark the store: %s", job.id, err)

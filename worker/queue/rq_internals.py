@@ -22,7 +22,8 @@ What this module relies on, as of RQ 3.0.0:
   ``work`` ends): ``work``, ``execute_job``, ``prepare_execution``,
   ``prepare_job_execution``, ``handle_job_success``, ``handle_execution_ended``,
   ``dequeue_job_and_maintain_ttl``, ``check_for_suspension``, ``set_state``,
-  ``heartbeat``, ``teardown``.
+  ``heartbeat``, ``teardown``, ``_install_signal_handlers`` (RQ's SIGINT/SIGTERM
+  handlers, ``request_stop`` then ``request_force_stop``).
 * **Private** attributes and methods: ``BaseWorker._state``, ``BaseWorker._stop_requested``,
   ``Job._status``, ``Job._handle_success``.
 * **Undocumented** methods and fields: ``BaseWorker.executions``, ``default_result_ttl``,
@@ -52,9 +53,10 @@ What this module relies on, as of RQ 3.0.0:
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -113,10 +115,30 @@ class PipelinedWorker(SimpleWorker):
     #: The ``max_jobs`` of the running work loop (the last job pops no next one).
     _max_jobs: int | None = None
 
-    def __init__(self, queues: Sequence[Queue], connection: Redis, **kw: Any) -> None:
+    def __init__(
+        self,
+        queues: Sequence[Queue],
+        connection: Redis,
+        on_stop_signal: Callable[[], None] | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(list(queues), connection=connection, **kw)
         #: Jobs this worker ran (RQ keeps its own counters in Redis only).
         self.jobs_played = 0
+        self._on_stop_signal = on_stop_signal
+
+    def _install_signal_handlers(self) -> None:
+        """RQ's SIGINT/SIGTERM handling (the first: warm shutdown, a second: cold), telling
+        ``on_stop_signal`` first: a stop requested while Redis is away ends RQ's loop with
+        a Redis error from its teardown, which must not read as "restart the worker"."""
+
+        def on_signal(signum: int, frame: Any) -> None:
+            if self._on_stop_signal is not None:
+                self._on_stop_signal()
+            self.request_stop(signum, frame)  # type: ignore[no-untyped-call]
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         """RQ's work loop (the job it popped ahead, if any, goes back when the loop ends)."""

@@ -1,4 +1,12 @@
-"""Seasons on RQ: one job per match (job id = match id), retries, abandoned-job reaping.
+"""Seasons on RQ: one job per match (job id = match id) or per batch of a season's matches,
+retries, abandoned-job reaping.
+
+* **Batches**: with a batch size B > 1 (saloon.worker.seasons.batching), the season's
+  matches go in jobs of B consecutive ones of its schedule: the job of matches k*B ..
+  k*B+B-1 has the id of its first match (:func:`holder_id`), so every rule below holds
+  for it as for a one-match job, and the job that holds a match is known from the
+  match's index alone. The job claims and records each match by its own id; a retried
+  batch skips the ones recorded already.
 
 * **Enqueue once**: the job id is the match id; a match whose job exists (queued, running,
   waiting for a retry) or whose result is recorded is not enqueued again, so starting a
@@ -30,6 +38,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from redis import Redis
 from redis.exceptions import RedisError
@@ -49,7 +58,7 @@ from saloon.worker.queue.rq_internals import (
     retry_or_fail,
     take_popped,
 )
-from saloon.worker.seasons.spec import MatchSpec, in_season
+from saloon.worker.seasons.spec import MatchSpec, in_season, match_id
 
 log = logging.getLogger(__name__)
 
@@ -106,42 +115,62 @@ class SeasonQueue:
         store_url: str,
         done: frozenset[str] = frozenset(),
         recorded: Callable[[str], bool] | None = None,
+        batch: int = 1,
     ) -> Enqueued:
-        """Enqueue a job per spec unless it is queued already or ``done`` (recorded).
+        """Enqueue a job per spec (``batch`` > 1: per batch of the schedule, see the module
+        docstring) unless it is queued already or ``done`` (recorded).
 
         A job that finished (it stays RESULT_TTL_S) is enqueued again unless ``recorded``
-        says its match is recorded now (``done`` was read a moment earlier and may be
+        says its matches are recorded now (``done`` was read a moment earlier and may be
         stale); without ``recorded``, always. Redis may hold a finished job of another
         store's match of the same id: the store decides.
         """
         added = present = 0
+        groups: dict[str, list[MatchSpec]] = {}
         for spec in specs:
-            if spec.match_id in done or self._job_present(spec.match_id, recorded):
-                present += 1
+            groups.setdefault(holder_id(spec, batch), []).append(spec)
+        for job_id, group in groups.items():
+            todo = [s for s in group if s.match_id not in done]
+            present += len(group) - len(todo)
+            all_recorded = None
+            if recorded is not None:
+                all_recorded = _all_recorded([s.match_id for s in todo], recorded)
+            if not todo or self._job_present(job_id, all_recorded):
+                present += len(todo)
                 continue
             try:
-                self._enqueue_one(spec, store_url)
+                self._enqueue_job(job_id, todo, store_url, batch)
             except DuplicateJobError:  # another enqueuer was first: still enqueued once
-                present += 1
+                present += len(todo)
                 continue
-            added += 1
+            added += len(todo)
         log.info("queue %s: %d matches enqueued, %d present", self.queue.name, added, present)
         return Enqueued(added, present)
 
-    def _enqueue_one(self, spec: MatchSpec, store_url: str) -> None:
-        from saloon.worker.queue.jobs import match_job, on_match_failure
+    def _enqueue_job(
+        self, job_id: str, specs: Sequence[MatchSpec], store_url: str, batch: int
+    ) -> None:
+        from saloon.worker.queue.jobs import batch_job, match_job, on_match_failure
 
+        timeout = sum(s.job_timeout_s(get_game(s.game).max_length) for s in specs)
+        if batch == 1:
+            function: Callable[..., str] = match_job
+            payload: Any = specs[0].to_json()
+            description = f"match {job_id}"
+        else:
+            function, payload = batch_job, [s.to_json() for s in specs]
+            description = f"matches {specs[0].match_id} .. {specs[-1].match_id}"
         self.queue.enqueue(
-            match_job,
-            spec.to_json(),
+            function,
+            payload,
             store_url,
-            job_id=spec.match_id,
-            job_timeout=spec.job_timeout_s(get_game(spec.game).max_length),
+            job_id=job_id,
+            job_timeout=timeout,
             retry=Retry(max=JOB_RETRIES, interval=list(RETRY_INTERVALS_S)),
             result_ttl=RESULT_TTL_S,
             failure_ttl=FAILURE_TTL_S,
             on_failure=Callback(on_match_failure),
-            description=f"match {spec.match_id}",
+            description=description,
             # Atomic in Redis: two enqueuers of one season cannot both add a match.
             unique=True,
         )
@@ -197,6 +226,24 @@ class SeasonQueue:
         q.delete(delete_jobs=True)
         return len(ids)
 
+    def missing(self, job_ids: Sequence[str]) -> list[str]:
+        """The ids among ``job_ids`` of which Redis holds no job at all (one round trip)."""
+        if not job_ids:
+            return []
+        with self.redis.pipeline(transaction=False) as pipe:
+            for job_id in job_ids:
+                pipe.exists(Job.key_for(job_id))
+            held = pipe.execute()
+        return [job_id for job_id, there in zip(job_ids, held, strict=True) if not there]
+
+    def alive(self, worker_names: Sequence[str]) -> set[str]:
+        """The names among ``worker_names`` whose alive key exists (one round trip)."""
+        names = sorted(set(worker_names))
+        if not names:
+            return set()
+        found = self.redis.mget([alive_key(n) for n in names])
+        return {n for n, value in zip(names, found, strict=True) if value is not None}
+
     def running(self, season_id: str) -> list[str]:
         """Ids of the season's matches being played right now."""
         ids = self.queue.started_job_registry.get_job_ids(cleanup=False)
@@ -206,6 +253,19 @@ class SeasonQueue:
         """How many of the season's matches wait in the queue (or for a retry)."""
         waiting = self.queue.get_job_ids() + self.queue.scheduled_job_registry.get_job_ids()
         return sum(1 for i in waiting if in_season(i, season_id))
+
+
+def holder_id(spec: MatchSpec, batch: int) -> str:
+    """The id of the job that carries ``spec``'s match: its own id (one match a job), or
+    the id of the first match of its batch of the schedule."""
+    if batch <= 1 or not spec.season_id:
+        return spec.match_id
+    return match_id(spec.season_id, spec.index - spec.index % batch)
+
+
+def _all_recorded(ids: list[str], recorded: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``recorded`` for a job: all of its matches (the job id is the first one's)."""
+    return lambda _job_id: all(recorded(m) for m in ids)
 
 
 def reap_abandoned(queue: Queue, min_age_s: float = ALIVE_TTL_S) -> list[str]:

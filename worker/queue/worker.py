@@ -15,11 +15,18 @@ kept other ways:
   (saloon.worker.queue.season_queue.reap_abandoned); the same thread re-enqueues jobs a
   worker popped but never started (rescue_popped) and promotes due retries; RQ's own
   upkeep (registry cleaning every ``maintenance_interval``) runs in RQ's loop as ever;
+* **the store is the truth**: every REQUEUE_EVERY_S one keeper per queue (a Redis lock)
+  enqueues again what the running seasons of its stores (``--store``, and every store a
+  job named) say is pending and no queue holds (saloon.worker.seasons.run.requeue_lost):
+  a Redis restarted without persistence loses the jobs, not the season;
 * **restart after N jobs** (``--max-jobs``, default :data:`DEFAULT_MAX_JOBS`): the worker
   then re-executes itself as a fresh process, so nothing a job leaks (memory, threads,
   file descriptors) outlives N matches;
 * **Redis blips**: RQ's dequeue loop reconnects with backoff; an error outside it restarts
-  the worker object after a pause (the abandoned job is reaped and retried).
+  the worker object after a pause (the abandoned job is reaped and retried);
+* **stopping**: SIGTERM / SIGINT stop the worker at once when it is idle, after its match
+  when it is playing one (RQ's warm shutdown; a second signal: cold), and at once while
+  Redis is away (the restart loop never restarts a worker asked to stop).
 
 docs/seasons.md has the measured costs (per job, Redis round trips).
 """
@@ -30,6 +37,7 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -41,10 +49,11 @@ from redis.exceptions import RedisError
 from rq import Queue
 
 from saloon.worker.queue.defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE, add_worker_arguments
-from saloon.worker.queue.jobs import close_stores, warm_up
+from saloon.worker.queue.jobs import close_stores, open_store_urls, store_for, warm_up
 from saloon.worker.queue.rq_internals import PipelinedWorker
 from saloon.worker.queue.season_queue import (
     ALIVE_TTL_S,
+    SeasonQueue,
     alive_key,
     connect,
     promote_due,
@@ -52,6 +61,7 @@ from saloon.worker.queue.season_queue import (
     rescue_popped,
 )
 from saloon.worker.seasons.play import close_sandboxes, sweep_sandboxes
+from saloon.worker.store.config import resolve_url
 
 log = logging.getLogger(__name__)
 
@@ -59,17 +69,60 @@ log = logging.getLogger(__name__)
 KEEPER_INTERVAL_S = 1.0
 #: Seconds between the keeper's sweeps for containers of dead workers of this host.
 SWEEP_EVERY_S = 5.0
+#: Seconds between the keepers' looks for pending matches no queue holds (one keeper per
+#: queue looks, under a lock of this lifetime).
+REQUEUE_EVERY_S = 10.0
+REQUEUE_LOCK_PREFIX = "saloon:requeue:"
 #: Pause before a worker restarts after losing Redis outside RQ's own reconnect loop.
 RESTART_PAUSE_S = 1.0
 #: Seconds a worker blocks waiting for a job before it looks around (the worker's TTL - 15).
 WORKER_TTL_S = 30
 
 
+class StopRequested(Exception):
+    """SIGTERM or SIGINT reached the worker outside RQ's work loop (connecting, pausing)."""
+
+
+class _StopFlag:
+    """Whether this process was asked to stop (SIGTERM/SIGINT), and the handlers that say so."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._before: list[tuple[int, Any]] = []
+
+    def set(self) -> None:
+        self.event.set()
+
+    def install_outside(self) -> None:
+        """Handlers for the time outside RQ's loop (RQ installs its own inside): set the
+        flag and interrupt whatever waits (a connect, a pause). Main thread only."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if not self._before:
+            self._before = [(sig, signal.getsignal(sig)) for sig in (signal.SIGTERM, signal.SIGINT)]
+
+        def on_signal(_signum: int, _frame: Any) -> None:
+            self.event.set()
+            raise StopRequested
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+    def restore(self) -> None:
+        """The handlers there were before :meth:`install_outside`."""
+        for sig, handler in self._before:
+            signal.signal(sig, handler)
+        self._before = []
+
+
 class MatchWorker(PipelinedWorker):
     """A non-forking RQ worker with an alive key and a reaper (see the module docstring)."""
 
-    def __init__(self, queues: Sequence[Queue], connection: Redis, **kw: Any) -> None:
+    def __init__(
+        self, queues: Sequence[Queue], connection: Redis, store_url: str | None = None, **kw: Any
+    ) -> None:
         super().__init__(queues, connection=connection, worker_ttl=WORKER_TTL_S, **kw)
+        self._store_url = store_url
         self._keeper_stop = threading.Event()
         self._keeper: threading.Thread | None = None
 
@@ -88,12 +141,39 @@ class MatchWorker(PipelinedWorker):
             self.connection.delete(alive_key(self.name))
 
     def _keep(self) -> None:
-        swept = time.monotonic()
+        swept = requeued = time.monotonic()
         while not self._keeper_stop.wait(KEEPER_INTERVAL_S):
             self._keep_once()
             if time.monotonic() - swept >= SWEEP_EVERY_S:
                 swept = time.monotonic()
                 self._sweep()
+            if time.monotonic() - requeued >= REQUEUE_EVERY_S:
+                requeued = time.monotonic()
+                self._requeue()
+
+    def _requeue(self) -> None:
+        """Enqueue again the pending matches no queue holds (one keeper per queue)."""
+        from saloon.worker.errors import WorkerError
+        from saloon.worker.seasons.run import requeue_lost
+
+        urls = set(open_store_urls())
+        if self._store_url:
+            urls.add(resolve_url(self._store_url))
+        if not urls:
+            return  # no store known yet: the first job (or --store) names one
+        for queue in self.queues:
+            try:
+                lock = REQUEUE_LOCK_PREFIX + queue.name
+                if not self.connection.set(lock, self.name, nx=True, ex=int(REQUEUE_EVERY_S)):
+                    continue  # another worker's keeper looks this time
+                season_queue = SeasonQueue(self.connection, queue.name)
+                for url in sorted(urls):
+                    if added := requeue_lost(store_for(url), season_queue, url):
+                        log.warning("worker %s: %d lost matches enqueued again", self.name, added)
+            except (RedisError, WorkerError) as exc:  # away for a moment: next time
+                log.warning("worker %s: re-enqueueing lost matches: %s", self.name, exc)
+            except Exception:
+                log.exception("worker %s: re-enqueueing lost matches failed", self.name)
 
     def _sweep(self) -> None:
         """Remove the bot containers that dead workers of this host left running."""
@@ -128,43 +208,57 @@ def run_worker(
 ) -> int:
     """Work the queues until stopped (or until empty with ``burst``); 0 on a clean stop.
 
+    SIGTERM / SIGINT stop it (see the module docstring); with ``burst`` they end in
+    KeyboardInterrupt, as a run in the foreground would.
+
     After ``max_jobs`` jobs the process re-executes ``restart`` (argv) when given. Games,
     house bots and the store at ``store_url`` (when given) are warmed up first.
     """
-    warm_up(store_url)
-    while True:
-        try:
-            redis = connect(redis_url)
-            queues = [Queue(name, connection=redis) for name in queue_names]
-            worker = MatchWorker(queues, connection=redis)
-            worker.start_keeper()
-            try:
-                worker.work(burst=burst, max_jobs=max_jobs, logging_level="WARNING")
-            finally:
-                worker.stop_keeper()
-            jobs_done = worker.jobs_played
-        except RedisError as exc:
-            log.warning("worker: Redis error (%s); restarting in %.0f s", exc, RESTART_PAUSE_S)
-            time.sleep(RESTART_PAUSE_S)
-            continue
-        except Exception as exc:
-            from saloon.worker.errors import QueueUnavailable
+    from saloon.worker.errors import QueueUnavailable
 
-            if not isinstance(exc, QueueUnavailable) or burst:
-                raise
-            log.warning("worker: %s; retrying in %.0f s", exc, RESTART_PAUSE_S)
-            time.sleep(RESTART_PAUSE_S)
-            continue
-        if burst or jobs_done < max_jobs or restart is None:
+    stop = _StopFlag()
+    stop.install_outside()
+    try:
+        warm_up(store_url)
+        while not stop.event.is_set():
+            try:
+                redis = connect(redis_url)
+                queues = [Queue(name, connection=redis) for name in queue_names]
+                worker = MatchWorker(
+                    queues, connection=redis, store_url=store_url, on_stop_signal=stop.set
+                )
+                worker.start_keeper()
+                try:
+                    worker.work(burst=burst, max_jobs=max_jobs, logging_level="WARNING")
+                finally:
+                    stop.install_outside()  # RQ's handlers are bound to the old worker
+                    worker.stop_keeper()
+                jobs_done = worker.jobs_played
+            except (RedisError, QueueUnavailable) as exc:
+                if stop.event.is_set():
+                    break  # asked to stop while Redis is away: stop, do not retry
+                if isinstance(exc, QueueUnavailable) and burst:
+                    raise
+                log.warning("worker: %s; retrying in %.0f s", exc, RESTART_PAUSE_S)
+                stop.event.wait(RESTART_PAUSE_S)
+                continue
+            if stop.event.is_set() or burst or jobs_done < max_jobs or restart is None:
+                break
+            log.info("worker: %d jobs played; restarting as a fresh process", jobs_done)
             close_stores()
             close_sandboxes()
-            return 0
-        log.info("worker: %d jobs played; restarting as a fresh process", jobs_done)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.execv(restart[0], list(restart))
+    except StopRequested:
+        pass
+    finally:
+        stop.restore()
         close_stores()
         close_sandboxes()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.execv(restart[0], list(restart))
+    if burst and stop.event.is_set():
+        raise KeyboardInterrupt  # a season played here (`season run`) is interrupted
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -63,6 +63,17 @@ def add_store_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_batch(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--batch",
+        type=_int_in(1, 1000),
+        default=None,
+        metavar="N",
+        help="matches per queue job (default: from measured match times; fixed at the "
+        "season's first start)",
+    )
+
+
 def _add_queue(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redis",
@@ -125,6 +136,7 @@ def register(subparsers: Any, reports: Sequence[SeasonReport] = ()) -> tuple[typ
     start.add_argument("season_id")
     add_store_argument(start)
     _add_queue(start)
+    _add_batch(start)
     start.set_defaults(handler=cmd_start)
 
     status = sub.add_parser("status", help="done, running, failed and remaining matches")
@@ -154,6 +166,7 @@ def register(subparsers: Any, reports: Sequence[SeasonReport] = ()) -> tuple[typ
     )
     add_store_argument(run)
     _add_queue(run)
+    _add_batch(run)
     run.set_defaults(handler=cmd_run)
 
     worker = subparsers.add_parser("worker", help="run an RQ worker that plays season matches")
@@ -223,10 +236,12 @@ def cmd_start(args: argparse.Namespace, out: TextIO) -> int:
     url = _store_url(args)
     queue = SeasonQueue(connect(args.redis), args.queue)
     with Store.open(url) as store:
-        enq = start(store, queue, args.season_id, url)
+        enq = start(store, queue, args.season_id, url, batch=args.batch)
+        row = store.season(args.season_id)
+    per_job = f", {row.batch} a job" if row is not None and row.batch > 1 else ""
     out.write(
         f"season {args.season_id}: {enq.added} matches enqueued, {enq.present} already "
-        f"queued or recorded (queue {args.queue})\n"
+        f"queued or recorded (queue {args.queue}{per_job})\n"
     )
     return 0
 
@@ -259,6 +274,12 @@ def _print_progress(p: Any, out: TextIO) -> None:
         f"season {p.season_id} ({p.status.value}): {p.done} done, {p.running} running, "
         f"{p.failed} failed, {p.remaining} remaining of {p.total}\n"
     )
+    if p.unqueued:
+        out.write(
+            f"season {p.season_id}: {p.unqueued} pending matches are queued nowhere (Redis "
+            "lost their jobs); a worker's keeper or the server enqueues them again within "
+            f"a minute, `saloon season start {p.season_id}` does it now\n"
+        )
 
 
 def _follow(store: Any, season_id: str, queue: Any, out: TextIO, timeout: float) -> int:
@@ -311,7 +332,24 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         played = _run_queued(store, url, args, queue) if queue else _run_local(store, args, out)
         out.write(f"season {args.season_id}: {played} matches recorded here\n")
         print_standings(store, args.season_id, out)
-    return 0
+        return _report_failures(store, args.season_id)
+
+
+def _report_failures(store: Any, season_id: str) -> int:
+    """After ``season run``: 0 when every match is recorded, else 1 and one line on stderr
+    saying how many failed and why the first did."""
+    from saloon.worker.store.rows import MatchStatus
+
+    rows = store.scheduled(season_id)
+    failed = [r for r in rows if r.status is MatchStatus.FAILED]
+    if not failed:
+        return 0
+    sys.stderr.write(
+        f"saloon: season {season_id}: {len(failed)} of {len(rows)} matches failed "
+        f"(first: {failed[0].match_id}: {failed[0].detail or 'no detail'}); "
+        f"`saloon season status {season_id}` has the progress\n"
+    )
+    return 1
 
 
 def _run_local(store: Any, args: argparse.Namespace, out: TextIO) -> int:
@@ -325,7 +363,7 @@ def _run_queued(store: Any, url: str, args: argparse.Namespace, queue: Any) -> i
     from saloon.worker.queue.worker import run_worker
     from saloon.worker.seasons.run import progress, start
 
-    start(store, queue, args.season_id, url)
+    start(store, queue, args.season_id, url, batch=args.batch)
     before = progress(store, args.season_id).done
     while True:
         run_worker(args.redis, [args.queue], burst=True)

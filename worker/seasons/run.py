@@ -15,10 +15,17 @@ from dataclasses import dataclass
 from saloon.worker.errors import SeasonError, UnknownSeason, WorkerError
 from saloon.worker.queue.jobs import JobOutcome, run_match
 from saloon.worker.queue.season_queue import Enqueued, SeasonQueue, reap_abandoned, rescue_popped
+from saloon.worker.seasons.batching import choose_batch
 from saloon.worker.seasons.play import close_sandboxes
 from saloon.worker.seasons.schedule import SeasonSpec, expand
-from saloon.worker.seasons.spec import MatchSpec
-from saloon.worker.store.rows import MatchStatus, ResultRow, ScheduledMatch, SeasonStatus
+from saloon.worker.seasons.spec import MatchSpec, match_id
+from saloon.worker.store.rows import (
+    MatchStatus,
+    ResultRow,
+    ScheduledMatch,
+    ScheduledMatchRow,
+    SeasonStatus,
+)
 from saloon.worker.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -40,6 +47,8 @@ class SeasonProgress:
     running: int
     failed: int
     cancelled: int
+    #: Matches still to play that no queue holds (None: no queue was looked at).
+    unqueued: int | None = None
 
     @property
     def remaining(self) -> int:
@@ -70,14 +79,78 @@ def scheduled_specs(store: Store, season_id: str) -> list[tuple[MatchSpec, Match
     return [(MatchSpec.from_json(r.spec), r.status) for r in store.scheduled(season_id)]
 
 
-def start(store: Store, queue: SeasonQueue, season_id: str, store_url: str) -> Enqueued:
-    """Enqueue every match of the season not yet recorded (idempotent)."""
+def start(
+    store: Store,
+    queue: SeasonQueue,
+    season_id: str,
+    store_url: str,
+    batch: int | None = None,
+) -> Enqueued:
+    """Enqueue every match of the season not yet recorded (idempotent); the store notes
+    the queue, so that whatever watches it re-enqueues what a lost Redis drops
+    (:func:`requeue_lost`), and the matches per job: ``batch``, else measured
+    (saloon.worker.seasons.batching), fixed at the season's first start."""
     rows = scheduled_specs(store, season_id)
     _refuse_cancelled(store, season_id)
-    store.set_season_status(season_id, SeasonStatus.RUNNING)
+    row = store.season(season_id)
+    assert row is not None  # scheduled_specs checked it
+    size = row.batch
+    if row.queue is None:  # its first start on a queue: the batch size is decided now
+        size = choose_batch(store, [s for s, _ in rows], batch)
+    if any(st not in (MatchStatus.DONE, MatchStatus.CANCELLED) for _, st in rows):
+        # Only a season with something left to play runs again: a finished one keeps its
+        # status (DONE stays DONE; FAILED runs again, its failed matches retried).
+        store.set_season_status(
+            season_id, SeasonStatus.RUNNING, queue=queue.queue.name, batch=size
+        )
     done = frozenset(s.match_id for s, st in rows if st is MatchStatus.DONE)
     todo = [s for s, st in rows if st is not MatchStatus.CANCELLED]
-    return queue.enqueue(todo, store_url, done, lambda m: _recorded(store, m))
+    return queue.enqueue(todo, store_url, done, lambda m: _recorded(store, m), batch=size)
+
+
+#: Statuses of a match the store says is still to be played.
+PENDING = (MatchStatus.PENDING, MatchStatus.QUEUED, MatchStatus.RUNNING)
+
+
+def lost_matches(store: Store, queue: SeasonQueue, season_id: str) -> list[ScheduledMatchRow]:
+    """The season's matches the store says are still to be played but no queue holds:
+    no job in Redis (a Redis without persistence restarted, a flushed queue), and not
+    being played (a RUNNING match counts as played while its claiming worker is alive)."""
+    row = store.season(season_id)
+    size = row.batch if row is not None else 1
+    rows = store.scheduled(season_id, PENDING)
+    holders = {r.match_id: match_id(season_id, r.index - r.index % size) for r in rows}
+    gone = set(queue.missing(sorted(set(holders.values()))))
+    lost = [r for r in rows if holders[r.match_id] in gone]
+    claimers = [r.detail for r in lost if r.status is MatchStatus.RUNNING and r.detail]
+    alive = queue.alive(claimers)
+    return [r for r in lost if not (r.status is MatchStatus.RUNNING and r.detail in alive)]
+
+
+def requeue_lost(store: Store, queue: SeasonQueue, store_url: str) -> int:
+    """Enqueue again what the store says is pending in the running seasons started on this
+    queue and no queue holds (the store is the truth; Redis only carries jobs); how many.
+
+    Workers' keepers (saloon.worker.queue.worker) and ``saloon serve`` run it every few
+    seconds, so a season whose jobs Redis lost completes with no one running ``start``.
+    """
+    added = 0
+    for season in store.seasons_on_queue(queue.queue.name, SeasonStatus.RUNNING):
+        lost = lost_matches(store, queue, season.season_id)
+        if not lost:
+            continue
+        specs = [MatchSpec.from_json(r.spec) for r in lost]
+        enq = queue.enqueue(
+            specs, store_url, recorded=lambda m: _recorded(store, m), batch=season.batch
+        )
+        if enq.added:
+            log.warning(
+                "season %s: %d pending matches were queued nowhere; enqueued again",
+                season.season_id,
+                enq.added,
+            )
+        added += enq.added
+    return added
 
 
 def _recorded(store: Store, match_id: str) -> bool:
@@ -145,6 +218,10 @@ def progress(store: Store, season_id: str, queue: SeasonQueue | None = None) -> 
     counts = store.progress(season_id)
     status = row.status
     failed = counts.count(MatchStatus.FAILED)
+    unqueued = None
+    on_queue = queue is not None and row.queue == queue.queue.name
+    if queue is not None and on_queue and status is SeasonStatus.RUNNING and counts.remaining:
+        unqueued = len(lost_matches(store, queue, season_id))
     if status in (SeasonStatus.CREATED, SeasonStatus.RUNNING) and counts.remaining == 0:
         # Nothing left to play: settle the season (`start` again retries failed matches).
         status = SeasonStatus.FAILED if failed else SeasonStatus.DONE
@@ -157,6 +234,7 @@ def progress(store: Store, season_id: str, queue: SeasonQueue | None = None) -> 
         running=counts.count(MatchStatus.RUNNING),
         failed=failed,
         cancelled=counts.count(MatchStatus.CANCELLED),
+        unqueued=unqueued,
     )
 
 

@@ -170,6 +170,11 @@ def migrate(engine: sa.Engine) -> None:
     with engine.connect() as conn, conn.begin():
         if current_revision(conn) == SCHEMA_REVISION:
             return
+    # Alembic logs its plug-ins' set-up (on import) and each step at INFO: a worker started
+    # with INFO logging printed "setup plugin alembic..." lines. Its warnings still show.
+    alembic_log = logging.getLogger("alembic")
+    if alembic_log.level == logging.NOTSET:
+        alembic_log.setLevel(logging.WARNING)
     from alembic import command
     from alembic.config import Config
 

@@ -79,6 +79,10 @@ class SeasonRow:
     seq: int
     created_at: datetime
     updated_at: datetime
+    #: The queue it was last started on (None: never; played in-process).
+    queue: str | None = None
+    #: Matches per job on the queue (fixed at its first start; 1 before).
+    batch: int = 1
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ NAMING_CONVENTION = {
 }
 
 #: The migration revision these tables correspond to (a test checks it is the newest).
-SCHEMA_REVISION = "0003"
+SCHEMA_REVISION = "0004"
 
 metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -59,6 +59,10 @@ seasons = sa.Table(
     sa.Column("status", sa.String(20), nullable=False),
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
+    # The RQ queue the season was last started on (NULL: never; played in-process).
+    sa.Column("queue", ID, nullable=True),
+    # Matches per job, fixed at its first start (NULL: one).
+    sa.Column("batch", sa.Integer, nullable=True),
 )
 
 scheduled_matches = sa.Table(

@@ -121,6 +121,54 @@ WITH r AS (
 SELECT match_id FROM r
 """
 )
+#: PostgreSQL: record SEVERAL matches in one statement (Store.record_results): the same
+#: shape as _RECORD_PG, each row set keyed by its match id, every write hanging off the
+#: result rows the first CTE inserts (a match recorded already writes nothing).
+_RECORD_MANY_PG = sa.text(
+    """
+WITH r AS (
+    INSERT INTO results
+        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at)
+    SELECT x.match_id, x.game, x.options, x.seed, x.outcome, x.abort_reason,
+           x.saloon_version, :finished_at
+    FROM json_to_recordset(CAST(:results AS JSON)) AS x(
+        match_id TEXT, game TEXT, options JSON, seed TEXT, outcome TEXT, abort_reason TEXT,
+        saloon_version TEXT)
+    ON CONFLICT (match_id) DO NOTHING
+    RETURNING match_id
+), seats AS (
+    INSERT INTO result_seats (match_id, seat, bot, version, score, rank, played_out, faults)
+    SELECT x.match_id, x.seat, x.bot, x.version, x.score, x.rank, x.played_out, x.faults
+    FROM json_to_recordset(CAST(:seats AS JSON)) AS x(
+        match_id TEXT, seat INTEGER, bot TEXT, version TEXT, score DOUBLE PRECISION,
+        rank INTEGER, played_out BOOLEAN, faults INTEGER)
+    JOIN r ON r.match_id = x.match_id
+), faults AS (
+    INSERT INTO faults (match_id, seat, kind, decision, detail)
+    SELECT x.f ->> 'match_id', CAST(x.f ->> 'seat' AS INTEGER), x.f ->> 'kind',
+           CAST(x.f ->> 'decision' AS INTEGER), x.f ->> 'detail'
+    FROM json_array_elements(CAST(:faults AS JSON)) WITH ORDINALITY AS x(f, n)
+    JOIN r ON r.match_id = x.f ->> 'match_id'
+    ORDER BY x.n
+), record AS (
+    INSERT INTO match_records (match_id, encoding, raw_bytes, data)
+    SELECT x.match_id, :encoding, x.raw_bytes, x.data
+    FROM unnest(CAST(:record_ids AS TEXT[]), CAST(:record_sizes AS INTEGER[]),
+                CAST(:record_data AS BYTEA[])) AS x(match_id, raw_bytes, data)
+    JOIN r ON r.match_id = x.match_id
+), stderr AS (
+    INSERT INTO seat_stderr (match_id, seat, "text", dropped_bytes)
+    SELECT x.match_id, x.seat, x."text", x.dropped_bytes
+    FROM json_to_recordset(CAST(:stderr AS JSON)) AS x(
+        match_id TEXT, seat INTEGER, "text" TEXT, dropped_bytes INTEGER)
+    JOIN r ON r.match_id = x.match_id
+), done AS (
+    UPDATE scheduled_matches SET status = :done, updated_at = :finished_at
+    WHERE match_id IN (SELECT match_id FROM r)
+)
+SELECT match_id FROM r
+"""
+)
 #: Match ids per IN (...) list: well under SQLite's bound-parameter limit.
 _CHUNK = 500
 
@@ -490,14 +538,54 @@ class Store:
         with self._read("seasons") as conn:
             return [_season_row(r) for r in conn.execute(query).all()]
 
-    def set_season_status(self, season_id: str, status: SeasonStatus) -> None:
-        """Set a season's status (UnknownSeason if there is no such season)."""
+    def seasons_on_queue(self, queue: str, status: SeasonStatus) -> list[SeasonRow]:
+        """The seasons in ``status`` last started on ``queue``, in creation order."""
+        query = (
+            sa.select(t.seasons)
+            .where(t.seasons.c.queue == queue)
+            .where(t.seasons.c.status == SeasonStatus(status).value)
+            .order_by(t.seasons.c.id)
+        )
+        with self._read("seasons on queue") as conn:
+            return [_season_row(r) for r in conn.execute(query).all()]
+
+    def recent_match_ms(self, game: str, limit: int = 16) -> list[float]:
+        """The match times (``timing.match_ms`` of the records) of the game's ``limit``
+        latest recorded matches, newest first (what a season's batch size is measured on)."""
+        query = (
+            sa.select(t.match_records.c.data)
+            .join(t.results, t.results.c.match_id == t.match_records.c.match_id)
+            .where(t.results.c.game == game)
+            .order_by(t.results.c.finished_at.desc())
+            .limit(limit)
+        )
+        with self._read("recent match times") as conn:
+            blobs = conn.execute(query).scalars().all()
+        out = []
+        for blob in blobs:
+            timing = orjson.loads(zlib.decompress(blob)).get("timing") or {}
+            if isinstance(timing.get("match_ms"), int | float):
+                out.append(float(timing["match_ms"]))
+        return out
+
+    def set_season_status(
+        self,
+        season_id: str,
+        status: SeasonStatus,
+        queue: str | None = None,
+        batch: int | None = None,
+    ) -> None:
+        """Set a season's status, and the queue it runs on and its matches per job when
+        given (UnknownSeason if there is no such season)."""
         status = SeasonStatus(status)
+        values: dict[str, Any] = {"status": status.value, "updated_at": _now()}
+        if queue is not None:
+            values["queue"] = queue
+        if batch is not None:
+            values["batch"] = int(batch)
         with self._write("set season status") as conn:
             done = conn.execute(
-                t.seasons.update()
-                .where(t.seasons.c.season_id == season_id)
-                .values(status=status.value, updated_at=_now())
+                t.seasons.update().where(t.seasons.c.season_id == season_id).values(**values)
             ).rowcount
         if done == 0:
             raise UnknownSeason(f"no season {season_id!r}")
@@ -557,10 +645,15 @@ class Store:
                         f"no scheduled match {missing[0]!r}"
                         + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                     )
+                # DONE is never undone; CANCELLED only by another CANCELLED (a failed
+                # batch marks its matches QUEUED again, never the cancelled ones).
+                kept = [MatchStatus.DONE.value]
+                if status is not MatchStatus.CANCELLED:
+                    kept.append(MatchStatus.CANCELLED.value)
                 changed += conn.execute(
                     t.scheduled_matches.update()
                     .where(column.in_(chunk))
-                    .where(t.scheduled_matches.c.status != MatchStatus.DONE.value)
+                    .where(t.scheduled_matches.c.status.not_in(kept))
                     .values(**values)
                 ).rowcount
         return changed
@@ -574,6 +667,55 @@ class Store:
         """
         values = {"b_match_id": match_id, "b_worker": worker, "b_at": _now()}
         return self._again_if_dropped(lambda: self._claim_once(match_id, values))
+
+    def claim_matches(self, match_ids: Sequence[str], worker: str = "") -> dict[str, MatchStatus]:
+        """:meth:`claim_match` for several matches (a batch job), each by its own id, in one
+        statement (two when some were DONE or CANCELLED); each scheduled id's status
+        afterwards (RUNNING when claimed); ids not scheduled are absent."""
+        ids = list(dict.fromkeys(match_ids))
+        if not ids:
+            return {}
+        return self._again_if_dropped(lambda: self._claim_many_once(ids, worker))
+
+    def _claim_many_once(self, ids: list[str], worker: str) -> dict[str, MatchStatus]:
+        matches = t.scheduled_matches
+        left_alone = (MatchStatus.DONE.value, MatchStatus.CANCELLED.value)
+        where = matches.c.match_id.in_(ids) & matches.c.status.not_in(left_alone)
+        if self._postgres:  # advisory, as the claim of one match (see _claim_statement)
+            off = sa.func.set_config("synchronous_commit", "off", sa.true())
+            where = where & off.is_not(None)
+        claim = (
+            matches.update()
+            .where(where)
+            .values(
+                status=MatchStatus.RUNNING.value,
+                detail=worker,
+                attempts=matches.c.attempts + 1,
+                updated_at=_now(),
+            )
+            .returning(matches.c.match_id)
+        )
+        with self._claim_connection() as conn:
+            claimed = set(conn.execute(claim).scalars())
+            out = dict.fromkeys(claimed, MatchStatus.RUNNING)
+            rest = [m for m in ids if m not in claimed]
+            if rest:
+                query = sa.select(matches.c.match_id, matches.c.status).where(
+                    matches.c.match_id.in_(rest)
+                )
+                out.update({m: MatchStatus(st) for m, st in conn.execute(query).all()})
+        return out
+
+    @contextmanager
+    def _claim_connection(self) -> Iterator[sa.Connection]:
+        """Where claims run: autocommit on PostgreSQL (each statement its own transaction,
+        one round trip), an advisory write on SQLite."""
+        if not self._postgres:
+            with self._advisory_write("claim matches") as conn:
+                yield conn
+            return
+        with self._guard("claim matches"), self.engine.connect() as conn:
+            yield conn.execution_options(isolation_level="AUTOCOMMIT")
 
     def _claim_once(self, match_id: str, values: dict[str, Any]) -> MatchStatus | None:
         matches = t.scheduled_matches
@@ -635,6 +777,65 @@ class Store:
         StoreUnavailable when the database is unreachable or drops the connection: nothing
         was written, so the job may simply retry.
         """
+        rows = self._record_rows(match_id, record, stderr, parsed)
+        return self._again_if_dropped(lambda: self._record_once(match_id, rows))
+
+    def record_results(
+        self, items: Sequence[tuple[str, dict[str, Any], Mapping[int, str], MatchRecord | None]]
+    ) -> list[bool]:
+        """:meth:`record_result` for several matches (a batch job): each (match id, record,
+        stderr, parsed) written once by its own id, all in one transaction (one statement
+        on PostgreSQL); for each, True when this call wrote it. Nothing is written when the
+        database is unreachable (StoreUnavailable): the caller may simply retry."""
+        if not items:
+            return []
+        built = [(m, self._record_rows(m, rec, err, parsed)) for m, rec, err, parsed in items]
+        written = self._again_if_dropped(lambda: self._record_many_once(built))
+        return [m in written for m, _ in built]
+
+    def _record_many_once(self, built: list[tuple[str, _RecordRows]]) -> set[str]:
+        if not self._postgres:
+            written = set()
+            with self._write(f"record {len(built)} results") as conn:
+                for match_id, rows in built:
+                    if self._insert_rows(conn, match_id, rows):
+                        written.add(match_id)
+            return written
+        now = built[0][1].at
+        results, seats, faults, stderr = [], [], [], []
+        ids, sizes, blobs = [], [], []
+        for match_id, rows in built:
+            results.append({**rows.result, "finished_at": None})
+            seats.extend(rows.seats)
+            faults.extend(rows.faults)
+            stderr.extend(rows.stderr)
+            ids.append(match_id)
+            sizes.append(rows.record["raw_bytes"])
+            blobs.append(rows.record["data"])
+        params = {
+            "results": _json_text(results),
+            "seats": _json_text(seats),
+            "faults": _json_text(faults),
+            "stderr": _json_text(stderr),
+            "encoding": RECORD_ENCODING,
+            "record_ids": ids,
+            "record_sizes": sizes,
+            "record_data": blobs,
+            "done": MatchStatus.DONE.value,
+            "finished_at": now,
+        }
+        with self._guard(f"record {len(built)} results"), self.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            return set(conn.execute(_RECORD_MANY_PG, params).scalars())
+
+    def _record_rows(
+        self,
+        match_id: str,
+        record: dict[str, Any],
+        stderr: Mapping[int, str],
+        parsed: MatchRecord | None,
+    ) -> _RecordRows:
+        """The rows of one match's result, checked (InvalidRecord when it is malformed)."""
         if not isinstance(record, dict):
             raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
         try:
@@ -698,8 +899,7 @@ class Store:
             "raw_bytes": len(raw),
             "data": blob,
         }
-        rows = _RecordRows(result_row, seats, fault_rows, blob_row, stderr_rows, now)
-        return self._again_if_dropped(lambda: self._record_once(match_id, rows))
+        return _RecordRows(result_row, seats, fault_rows, blob_row, stderr_rows, now)
 
     def _again_if_dropped(self, attempt: Callable[[], _T]) -> _T:
         """Run a hot-path transaction; once more if the connection turned out dead.
@@ -720,24 +920,28 @@ class Store:
     def _record_once(self, match_id: str, rows: _RecordRows) -> bool:
         if self._postgres:
             return self._record_once_pg(match_id, rows)
-        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
         with self._write(f"record result of {match_id}") as conn:
-            # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
-            written = conn.execute(self._insert_result, result_row).scalar_one_or_none()
-            if written is None:
-                log.info("store: %s already recorded; this copy is dropped", match_id)
-                return False
-            if seats:
-                conn.execute(_INSERT_SEATS, seats)
-            if fault_rows:
-                conn.execute(_INSERT_FAULTS, fault_rows)
-            conn.execute(_INSERT_RECORD, blob_row)
-            if stderr_rows:
-                conn.execute(_INSERT_STDERR, stderr_rows)
-            conn.execute(
-                self._mark_done,
-                {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
-            )
+            return self._insert_rows(conn, match_id, rows)
+
+    def _insert_rows(self, conn: sa.Connection, match_id: str, rows: _RecordRows) -> bool:
+        """SQLite: one match's rows in the caller's transaction; False if recorded already."""
+        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
+        # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
+        written = conn.execute(self._insert_result, result_row).scalar_one_or_none()
+        if written is None:
+            log.info("store: %s already recorded; this copy is dropped", match_id)
+            return False
+        if seats:
+            conn.execute(_INSERT_SEATS, seats)
+        if fault_rows:
+            conn.execute(_INSERT_FAULTS, fault_rows)
+        conn.execute(_INSERT_RECORD, blob_row)
+        if stderr_rows:
+            conn.execute(_INSERT_STDERR, stderr_rows)
+        conn.execute(
+            self._mark_done,
+            {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
+        )
         return True
 
     def _record_once_pg(self, match_id: str, rows: _RecordRows) -> bool:
@@ -910,6 +1114,8 @@ def _season_row(row: sa.Row[Any]) -> SeasonRow:
         seq=row.id,
         created_at=_utc(row.created_at),
         updated_at=_utc(row.updated_at),
+        queue=row.queue,
+        batch=row.batch or 1,
     )
 
 

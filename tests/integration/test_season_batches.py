@@ -1,0 +1,93 @@
+"""Seasons whose jobs carry several matches (batches): every match claimed and recorded by
+its own id exactly once, and a batch whose worker is killed with -9 retried, skipping the
+matches it recorded already. Real Redis, real workers, real PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+from rq.job import Job
+
+from saloon.worker.queue.season_queue import SeasonQueue, alive_key, connect
+from saloon.worker.seasons.batching import MAX_BATCH, MIN_JOBS, batch_size
+from saloon.worker.seasons.run import create, start
+from saloon.worker.store.rows import MatchStatus
+from saloon.worker.store.store import Store
+
+from .season_fixtures import Workers, pg_url, queue_name, workers
+from .test_season_failures import BOTS, recorded_once, season, wait_done
+
+__all__ = ["pg_url", "queue_name", "workers"]
+
+BATCH = 4
+
+
+def test_batch_size_follows_the_match_time_and_keeps_the_season_spread() -> None:
+    assert batch_size(None, 500) == 1  # unknown: one match a job
+    assert batch_size(500.0, 500) == 1  # long matches: one a job
+    assert batch_size(3.0, 2000) == 34  # ~100 ms of play a job
+    assert batch_size(3.0, 64) == 64 // MIN_JOBS  # a short season still splits
+    assert batch_size(0.001, 100_000) == MAX_BATCH
+    assert batch_size(3.0, 1) == 1
+
+
+def test_a_batched_season_records_each_match_once_and_a_killed_batch_skips_what_it_recorded(
+    redis_url: str, pg_url: str, queue_name: str, workers: Workers, tmp_path: Path
+) -> None:
+    bot = tmp_path / f"slow_{uuid.uuid4().hex[:6]}.py"
+    bot.write_text((BOTS / "slow_random.py").read_text())
+    sid = f"b{uuid.uuid4().hex[:6]}"
+    redis = connect(redis_url)
+    players = (str(bot), "house:random", "house:greedy", "house:random#2")
+    with Store.open(pg_url) as store:
+        queue = SeasonQueue(redis, queue_name)
+        total = len(create(store, season(sid, players)))
+        enq = start(store, queue, sid, pg_url, batch=BATCH)
+        assert enq.added == total
+        row = store.season(sid)
+        assert row is not None and row.batch == BATCH
+        # One job per batch of the schedule, named after its first match.
+        assert sorted(queue.queue.get_job_ids()) == sorted(
+            f"{sid}-{i}" for i in range(0, total, BATCH)
+        )
+        # A second start enqueues nothing more.
+        assert start(store, queue, sid, pg_url).added == 0
+        procs = {p.pid: p for p in (workers.start(redis_url, queue_name) for _ in range(2))}
+        # Kill -9 a worker inside a batch that has recorded a match and is playing another.
+        deadline = time.monotonic() + 60
+        victim, batch_ids = None, []
+        while time.monotonic() < deadline and victim is None:
+            for job_id in queue.running(sid):
+                first = int(job_id.rpartition("-")[2])
+                ids = [f"{sid}-{i}" for i in range(first, min(first + BATCH, total))]
+                rows = {r.match_id: r for r in store.scheduled(sid) if r.match_id in ids}
+                statuses = [rows[m].status for m in ids]
+                if MatchStatus.DONE not in statuses or statuses[-1] is MatchStatus.DONE:
+                    continue
+                job = Job.fetch(job_id, connection=redis)
+                pid = redis.get(alive_key(job.worker_name or ""))
+                if pid is not None and int(pid) in procs:
+                    victim, batch_ids = procs[int(pid)], ids
+                    break
+            time.sleep(0.02)
+        assert victim is not None, f"no batch caught mid-way\n{workers.logs()}"
+        before = {r.match_id: r.status for r in store.scheduled(sid)}
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait(10)
+        wait_done(store, sid, workers, timeout=120)
+        recorded_once(store, sid)
+        rows = {r.match_id: r for r in store.scheduled(sid)}
+        recorded_before = [m for m in batch_ids if before[m] is MatchStatus.DONE]
+        replayed = [m for m in batch_ids if before[m] is not MatchStatus.DONE]
+        assert recorded_before and replayed
+        # The retried batch skipped what was recorded (claimed once), played the rest again.
+        assert all(rows[m].attempts == 1 for m in recorded_before), rows
+        assert any(rows[m].attempts >= 2 for m in replayed), rows
+        # Every other match: claimed once, recorded once.
+        others = [m for m in rows if m not in batch_ids]
+        assert all(rows[m].attempts == 1 for m in others)
+    workers.stop()
