@@ -29,6 +29,7 @@ from saloon.arena.web.serve import WebServer
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
 from saloon.worker.queue.season_queue import SeasonQueue, connect
 from saloon.worker.sandbox import open_sandbox
+from saloon.worker.seasons.run import requeue_lost
 from saloon.worker.seasons.spec import SandboxKind
 from saloon.worker.store.store import Store
 
@@ -147,7 +148,8 @@ class ArenaServer:
         log.info("arena API on %s, boards on %s", self.address, self.options.http or "-")
 
     def _keep(self) -> None:
-        """Re-arm repeating schedules whose next job Redis lost, now and every minute."""
+        """Re-arm repeating schedules whose next job Redis lost, and enqueue again the
+        pending matches no queue holds (the store is the truth), now and every minute."""
         queue = self.service.config.queue
         assert queue is not None
         while True:
@@ -155,7 +157,10 @@ class ArenaServer:
                 rearm_schedules(self.service.registry, queue, self.options.store_url)
             except Exception:  # Redis or the store away: try again next time
                 log.exception("re-arming schedules failed")
-
+            try:
+                requeue_lost(self.store, queue, self.options.store_url)
+            except Exception:  # Redis or the store away: try again next time
+                log.exception("re-enqueueing lost matches failed")
             if self._stopped.wait(SCHEDULE_CHECK_S):
                 return
 
