@@ -100,9 +100,7 @@ def start(
     if any(st not in (MatchStatus.DONE, MatchStatus.CANCELLED) for _, st in rows):
         # Only a season with something left to play runs again: a finished one keeps its
         # status (DONE stays DONE; FAILED runs again, its failed matches retried).
-        store.set_season_status(
-            season_id, SeasonStatus.RUNNING, queue=queue.queue.name, batch=size
-        )
+        store.set_season_status(season_id, SeasonStatus.RUNNING, queue=queue.queue.name, batch=size)
     done = frozenset(s.match_id for s, st in rows if st is MatchStatus.DONE)
     todo = [s for s, st in rows if st is not MatchStatus.CANCELLED]
     return queue.enqueue(todo, store_url, done, lambda m: _recorded(store, m), batch=size)
