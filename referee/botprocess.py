@@ -264,6 +264,9 @@ class BotProcess:
         #: (where the runtime loads the bot from, the path its author gave): tracebacks
         #: and load errors are shown with the author's path, never the sandbox's copy.
         self._placed: tuple[str, str] | None = None
+        #: The default runtime writes its loading marker (sdk.protocol.loading_marker);
+        #: a command of the caller's may not.
+        self.announces_loading = command is None
         if command is None:
             where = self._place(bot) if os.path.exists(bot) else bot
             command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]

@@ -20,6 +20,12 @@ class BotSpecError(RefereeError):
     """A seat specification (house:NAME or a path) that cannot be resolved."""
 
 
+class PlatformStartTimeout(RefereeError):
+    """A bot runtime did not come up (the platform's part of a seat's start: the process
+    or container started and the runtime about to load the bot) within its bound: the
+    machine's fault, not the bot's; the match is retried (a worker: SandboxFailed)."""
+
+
 class SandboxUnusable(RefereeError):
     """The process sandbox cannot run a bot on this machine as configured (a TMPDIR the
     bot's own uid cannot enter)."""

@@ -46,7 +46,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,7 +56,7 @@ import orjson
 from google.protobuf.message import DecodeError
 
 from saloon.referee.botprocess import BotProcess
-from saloon.referee.errors import ConnectionThreadError
+from saloon.referee.errors import ConnectionThreadError, PlatformStartTimeout
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
 from saloon.referee.seats import DecisionRequest, EndInfo, Seat, StartInfo
@@ -65,6 +65,7 @@ from saloon.sdk.protocol import (
     MAX_BOT_MESSAGE_BYTES,
     PLAY_METHOD,
     PROTOCOL_VERSION,
+    loading_marker,
     unix_target,
 )
 
@@ -79,6 +80,12 @@ MAX_DROPPED = 64
 END_GRACE_S = 0.5
 #: How often the start-up checks the bot process and its socket.
 POLL_S = 0.005
+#: The platform's part of a seat's start (the runtime's process or container up, Python
+#: and the SDK imported, until the runtime says it is about to load the bot): bounded by
+#: this, never by the bot's start time. Over it: PlatformStartTimeout, the match retried.
+#: The bot's part (its import and set-up, until it is ready) is clocked from then on
+#: against the match's start_ms and charged to the bot.
+PLATFORM_START_S = 60.0
 #: How often a seat waiting for Ready checks that its bot process still runs.
 START_POLL_S = 0.05
 #: The HTTP/2 client preface and an empty SETTINGS frame: what a gRPC server must answer.
@@ -425,7 +432,7 @@ class GrpcSeat(Seat):
         )
         try:
             self.launch()
-            self._connect(deadline)
+            deadline = self._connect(deadline)
             message = self._first_answer(deadline)
             which = message.WhichOneof("message")
             if which == "error":
@@ -537,9 +544,10 @@ class GrpcSeat(Seat):
             connection.run(asyncio.sleep(0))
 
     # -- the stream ---------------------------------------------------------------------
-    def _connect(self, deadline: float) -> None:
+    def _connect(self, deadline: float) -> float:
         """Open the match stream (on a connection of this seat's own unless given one),
-        or take the one the connection kept, and write the match start on it."""
+        or take the one the connection kept, and write the match start on it; the
+        deadline of the bot's answer (a sandbox's seat moves it: see ProcessSeat)."""
         if self.connection is None:
             self.connection = BotConnection(self.target)
         connection = self.connection
@@ -555,6 +563,7 @@ class GrpcSeat(Seat):
             stream.send(self._first)
         else:
             self._new_stream()
+        return deadline
 
     def _new_stream(self) -> None:
         """A new stream on the connection, the match start written first."""
@@ -735,8 +744,42 @@ def _error_kind(error: bot_pb2.BotError) -> FaultKind:
     return FaultKind.CRASH
 
 
+def wait_for_marker(marker: Path, since: float, check_alive: Callable[[], None]) -> float:
+    """Wait for a runtime's loading marker (sdk.protocol.loading_marker), at most
+    PLATFORM_START_S after ``since`` (monotonic); when it appeared (monotonic).
+
+    ``check_alive`` raises when the runtime died meanwhile (its own fault or the
+    platform's, as it decides). PlatformStartTimeout when the marker is late: the runtime
+    never got as far as loading the bot, so the bot is not to blame.
+    """
+    while not marker.exists():
+        check_alive()
+        if time.monotonic() - since >= PLATFORM_START_S:
+            raise PlatformStartTimeout(
+                f"the bot runtime did not start within {PLATFORM_START_S:.0f} s "
+                "(the machine is overloaded or the sandbox is broken; not the bot's fault)"
+            )
+        time.sleep(POLL_S)
+    return time.monotonic()
+
+
+def connect_unclocked(seat: GrpcSeat, deadline: float) -> float:
+    """Connect ``seat`` to its runtime, which serves its socket already, off the bot's
+    clock: ``deadline`` is moved by the time the connection took (the referee's and the
+    runtime's gRPC handshake, slow on a loaded machine, is not the bot's set-up). Then
+    write the match start; the deadline of the bot's Ready."""
+    if seat.connection is None:
+        seat.connection = BotConnection(seat.target)
+    started = time.monotonic()
+    seat.connection.wait_ready(PLATFORM_START_S)
+    return GrpcSeat._connect(seat, deadline + (time.monotonic() - started))
+
+
 class ProcessSeat(GrpcSeat):
     """A bot file or folder run as its own runtime process (the process sandbox)."""
+
+    _launched = 0.0
+    _start_s = 0.0
 
     def __init__(
         self,
@@ -749,17 +792,33 @@ class ProcessSeat(GrpcSeat):
         super().__init__(unix_target(self.process.socket_path), bot_id or bot_path)
 
     def launch(self) -> None:
+        self._launched = time.monotonic()
         self.process.spawn()
 
-    def _connect(self, deadline: float) -> None:
-        # Wait until the socket accepts connections: connecting earlier only adds gRPC's
-        # reconnect back-off.
+    def _connect(self, deadline: float) -> float:
+        if not self.process.announces_loading:  # a command of the caller's: one clock
+            self._serve_by(deadline)
+            return super()._connect(deadline)
+        # The platform's part first (see PLATFORM_START_S); the bot's clock starts when the
+        # runtime says it is about to load the bot, and stops while the referee connects.
+        marker = Path(loading_marker(str(self.process.socket_path)))
+        seen = wait_for_marker(marker, self._launched, self._check_alive)
+        deadline = max(deadline, seen + self._start_s)
+        self._serve_by(deadline)
+        return connect_unclocked(self, deadline)
+
+    def _serve_by(self, deadline: float) -> None:
+        """Wait until the socket accepts connections (connecting earlier only adds gRPC's
+        reconnect back-off); a TIMEOUT of the bot's at ``deadline``."""
         while not _accepts(self.process.socket_path):
             self._check_alive()
             if time.monotonic() >= deadline:
-                raise SeatFault(FaultKind.TIMEOUT, "the bot process did not serve in time")
+                raise SeatFault(
+                    FaultKind.TIMEOUT,
+                    f"the bot did not load and serve within its start time "
+                    f"({self._start_s * 1000:.0f} ms)",
+                )
             time.sleep(POLL_S)
-        super()._connect(deadline)
 
     def _check_alive(self) -> None:
         code = self.process.exit_code()
@@ -773,6 +832,7 @@ class ProcessSeat(GrpcSeat):
             )
 
     def start(self, info: StartInfo) -> None:
+        self._start_s = info.start_ms / 1000
         try:
             super().start(info)
         except SeatFault as fault:

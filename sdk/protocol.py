@@ -17,3 +17,14 @@ MAX_REFEREE_MESSAGE_BYTES = 16 * 1024 * 1024
 def unix_target(socket_path: str | os.PathLike[str]) -> str:
     """The gRPC target of a unix socket path (absolute, so the cwd does not matter)."""
     return "unix:" + os.path.abspath(os.fspath(socket_path))
+
+
+#: Appended to a runtime's socket path: the file that says the runtime is up and about to
+#: load its bot (``python -m saloon.sdk.run BOT --socket PATH`` writes it). The sandbox's
+#: start of a seat is the platform's until it appears, the bot's after.
+LOADING_SUFFIX = ".loading"
+
+
+def loading_marker(socket_path: str) -> str:
+    """The file a runtime serving on ``socket_path`` writes just before it loads its bot."""
+    return socket_path + LOADING_SUFFIX

@@ -3,6 +3,9 @@
 BOT is a bot file, a bot folder (entry point ``bot.py``) or ``house:NAME``. The runtime
 listens on the unix socket PATH (what the referee and the containers use) or on
 127.0.0.1:N for development, and serves matches until it is terminated (SIGTERM/SIGINT).
+With ``--socket PATH`` it first writes ``PATH.loading`` (:func:`loading_marker`) once the
+runtime itself is up, just before it loads the bot: what the sandbox's start took until
+then is the platform's, the rest (the bot's import and set-up) is the bot's.
 Anything the bot prints goes to stderr, which the referee keeps for the bot's owner.
 """
 
@@ -19,7 +22,7 @@ from types import FrameType
 from saloon.sdk.errors import BotLoadError
 from saloon.sdk.loader import load_bot
 from saloon.sdk.output import MarkedStream
-from saloon.sdk.protocol import unix_target
+from saloon.sdk.protocol import loading_marker, unix_target
 from saloon.sdk.runtime import DEFAULT_MAX_MATCHES, create_server
 
 
@@ -36,6 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     # print() in a bot is debugging output: keep stdout free, send it where stderr goes,
     # marked by decision (saloon.sdk.output) so that its owner sees when it was printed.
     sys.stderr = sys.stdout = MarkedStream(sys.__stderr__ or sys.stderr)
+    if args.socket:
+        # The runtime is up (Python, gRPC, the SDK imported): from here on the clock is the
+        # bot's. Written atomically, so the sandbox never reads half a marker.
+        marker = loading_marker(args.socket)
+        with open(marker + ".tmp", "w", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+        os.replace(marker + ".tmp", marker)
     try:
         factory = load_bot(args.bot)
     except BotLoadError as exc:

@@ -9,6 +9,13 @@ What the engine does wrong is not the bot's fault: a container that cannot be cr
 started, one the engine lost, removed or cannot inspect, raises
 :class:`~saloon.worker.errors.SandboxFailed` out of the match (no record; the match job
 fails and retries) instead of a CRASH fault in the bot's record.
+
+A cold runtime's start is split in two (saloon.referee.remote.PLATFORM_START_S): the
+platform's part, the container up and the runtime serving until it writes its loading
+marker (it is about to load the bot), bounded generously and, when overrun, a
+SandboxFailed (retried: a loaded machine is not the bot's fault); then the bot's part,
+its import and set-up until it is ready, clocked against the match's start time and, when
+overrun, a TIMEOUT fault charged to the bot. A warm runtime has loaded its bot already.
 """
 
 from __future__ import annotations
@@ -19,11 +26,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from saloon.referee.errors import PlatformStartTimeout
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import SandboxLimits
-from saloon.referee.remote import BotConnection, GrpcSeat
+from saloon.referee.remote import (
+    PLATFORM_START_S,
+    BotConnection,
+    GrpcSeat,
+    connect_unclocked,
+    wait_for_marker,
+)
 from saloon.referee.seats import DecisionRequest, StartInfo
-from saloon.sdk.protocol import unix_target
+from saloon.sdk.protocol import loading_marker, unix_target
 from saloon.worker.errors import SandboxError, SandboxFailed
 from saloon.worker.sandbox.packages import BotPackage
 
@@ -39,6 +53,9 @@ _POLL_S = 0.005
 
 class DockerSeat(GrpcSeat):
     """A seat on a bot runtime in a container of the Docker sandbox."""
+
+    _launched = 0.0
+    _start_s = 0.0
 
     def __init__(
         self,
@@ -65,6 +82,7 @@ class DockerSeat(GrpcSeat):
 
     # -- acquiring the runtime (in the background: a match's containers start together) ---
     def launch(self) -> None:
+        self._launched = time.monotonic()
         if self._acquiring is None:
             self._acquiring = threading.Thread(
                 target=self._acquire, name=f"acquire-{self.bot_id}", daemon=True
@@ -81,6 +99,7 @@ class DockerSeat(GrpcSeat):
 
     # -- the seat interface: any fault marks the runtime for removal -----------------------
     def start(self, info: StartInfo) -> None:
+        self._start_s = info.start_ms / 1000
         try:
             super().start(info)
         except (SeatFault, SandboxFailed):
@@ -94,20 +113,35 @@ class DockerSeat(GrpcSeat):
             self._faulted = True
             raise
 
-    def _connect(self, deadline: float) -> None:
+    def _connect(self, deadline: float) -> float:
+        # The platform's part (module docstring): the container, then the runtime up.
+        platform_deadline = self._launched + PLATFORM_START_S
         if self._acquiring is not None:
-            self._acquiring.join(max(0.0, deadline - time.monotonic()))
+            self._acquiring.join(max(0.0, platform_deadline - time.monotonic()))
         runtime = self.runtime
         if runtime is None:
             # The engine's doing (the image is built and checked, so a container that
             # cannot be created or started in time is not the bot's): the match retries.
             why = self._acquire_error or "the container did not start in time"
             raise SandboxFailed(f"no bot runtime for {self.bot_id}: {why}")
-        # Wait for the bot to bind its socket; never follow anything that is not a socket.
+        if runtime.matches == 1 and not _is_socket(runtime.socket_path):
+            marker = Path(loading_marker(str(runtime.socket_path)))
+            try:
+                seen = wait_for_marker(marker, self._launched, self._check_alive)
+            except PlatformStartTimeout as exc:
+                self._faulted = True
+                raise SandboxFailed(f"{self.bot_id}: {exc}") from None
+            deadline = max(deadline, seen + self._start_s)
+        # The bot's part: its import and set-up, until it binds its socket (never follow
+        # anything that is not a socket) and answers the match start.
         while not _is_socket(runtime.socket_path):
             self._check_alive()
             if time.monotonic() >= deadline:
-                raise SeatFault(FaultKind.TIMEOUT, "the bot runtime did not serve in time")
+                raise SeatFault(
+                    FaultKind.TIMEOUT,
+                    f"the bot did not load and serve within its start time "
+                    f"({self._start_s * 1000:.0f} ms)",
+                )
             time.sleep(_POLL_S)
         self.sandbox_of.lock_socket_dir(runtime)
         if not _is_socket(runtime.socket_path):
@@ -121,7 +155,9 @@ class DockerSeat(GrpcSeat):
         if warm.thread_id == threading.get_ident():
             self.connection = warm
             self._owns_connection = False
-        super()._connect(deadline)
+        if runtime.matches == 1:  # the bot's set-up is clocked, the referee's connect not
+            return connect_unclocked(self, deadline)
+        return super()._connect(deadline)
 
     def _check_alive(self) -> None:
         runtime = self.runtime

@@ -20,7 +20,7 @@ from saloon.games import get_game
 from saloon.games.errors import GameError
 from saloon.referee.botprocess import BotProcess
 from saloon.referee.bots import resolve_seat
-from saloon.referee.errors import RefereeError
+from saloon.referee.errors import PlatformStartTimeout, RefereeError
 from saloon.referee.limits import SandboxLimits
 from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
@@ -28,7 +28,7 @@ from saloon.referee.remote import ProcessSeat
 from saloon.referee.seats import Seat
 from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
-from saloon.worker.errors import BotRefError, PackageError
+from saloon.worker.errors import BotRefError, PackageError, SandboxFailed
 from saloon.worker.sandbox import open_sandbox
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.seasons.spec import MatchSpec, SandboxKind
@@ -167,7 +167,10 @@ def build_match(spec: MatchSpec, stored: StoredResolver | None = None) -> Match:
 def play_spec(spec: MatchSpec, stored: StoredResolver | None = None) -> PlayedMatch:
     """Play the match of ``spec`` to its end (or its abort) and return what to record."""
     match = build_match(spec, stored)
-    record = match.run()
+    try:
+        record = match.run()
+    except PlatformStartTimeout as exc:  # the machine's fault, not a bot's: retried
+        raise SandboxFailed(f"{spec.match_id}: {exc}") from None
     stderr = {i: text for i, seat in enumerate(match.seats) if (text := seat.diagnostics())}
     log.info("%s: played (%s)", spec.match_id, record.outcome.value)
     return PlayedMatch(record, stderr)
