@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -373,3 +374,28 @@ def test_a_docker_bot_whose_import_overruns_the_start_time_is_charged_and_a_plat
     seats = [cold, InProcessSeat(make_house_bot(GAME, "random"), "house:random")]
     with pytest.raises(SandboxFailed, match=r"not the bot's fault|did not start in time"):
         play_match(GAME, seats, seed=9, limits=LIMITS)
+
+
+def test_bot_containers_of_a_worker_container_that_stopped_are_swept(
+    sandbox: DockerSandbox,
+) -> None:
+    # A worker in a container (compose.yaml's) labels its bots' containers with its own
+    # container id; a pid says nothing across containers, so any sandbox of the engine
+    # removes the containers whose worker container no longer runs, whatever its host name.
+    from saloon.worker.sandbox.images import base_tag
+
+    client = sandbox.client
+    sleep = ["python3", "-c", "import time; time.sleep(60)"]
+    worker = client.containers.run(base_tag(), sleep, detach=True, labels={"saloon.test": "1"})
+    labels = {"saloon": "1", "saloon.parent": worker.id, "saloon.host": "another-host"}
+    orphan = client.containers.run(base_tag(), sleep, detach=True, labels=labels)
+    try:
+        assert sandbox.sweep() == 0  # its worker runs: left alone
+        worker.kill()
+        assert sandbox.sweep() == 1
+        with pytest.raises(Exception, match=r"No such container|404"):
+            client.containers.get(orphan.id)
+    finally:
+        for c in (orphan, worker):
+            with contextlib.suppress(Exception):
+                c.remove(force=True)

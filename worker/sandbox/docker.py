@@ -25,13 +25,21 @@ owner is the worker's id when given (stable across restarts: a worker that start
 after a crash removes every container of its owner id first); otherwise
 ``<host>-<pid>`` of the process. Every new sandbox also removes the containers of this
 host whose creating process is gone (label ``saloon.pid``), whatever their owner.
+
+A worker that runs in a container of the same engine (compose.yaml's workers, on this or
+another host name) also labels its bots' containers ``saloon.parent=<its container id>``:
+a pid inside a container says nothing to another container (each has its own pid
+namespace, and a restarted worker has the same pid), so every sandbox of the engine
+removes the containers whose parent container is no longer running, whatever their host.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
+import re
 import socket as socketlib
 import tempfile
 import threading
@@ -253,6 +261,8 @@ class DockerSandbox(Sandbox):
             "saloon.pid": str(os.getpid()),
             "saloon.bot.version": package.version,
         }
+        if parent := own_container_id():
+            labels["saloon.parent"] = parent
         try:
             container = self.client.containers.create(
                 tag,
@@ -427,11 +437,19 @@ class DockerSandbox(Sandbox):
         every one whose labels satisfy ``also``; how many."""
         found: dict[str, Any] = {}
         host = socketlib.gethostname()
+        parents: dict[str, bool] = {}
         for c in self.client.api.containers(all=True, filters={"label": [f"{LABEL}=1"]}):
             labels = c.get("Labels") or {}
-            if also(labels) or (
-                labels.get("saloon.host") == host and not _pid_alive(labels.get("saloon.pid", ""))
-            ):
+            parent = labels.get("saloon.parent", "")
+            if parent and parent not in parents:
+                parents[parent] = self._running(parent)
+            if parent:
+                gone = not parents[parent]  # its worker's container stopped or was removed
+            else:
+                gone = labels.get("saloon.host") == host and not _pid_alive(
+                    labels.get("saloon.pid", "")
+                )
+            if also(labels) or gone:
                 found[c["Id"]] = c
         for container_id in found:
             with contextlib.suppress(Exception):  # gone meanwhile is fine
@@ -439,6 +457,18 @@ class DockerSandbox(Sandbox):
         if found:
             log.warning("removed %d leftover container(s) (owner %s)", len(found), self.owner)
         return len(found)
+
+    def _running(self, container_id: str) -> bool:
+        """Whether the engine runs ``container_id`` (True when it cannot tell: kept)."""
+        import docker.errors
+
+        try:
+            state = self.client.api.inspect_container(container_id).get("State") or {}
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError:
+            return True
+        return bool(state.get("Running"))
 
     def close(self) -> None:
         """Remove every container this sandbox started; idempotent."""
@@ -458,6 +488,18 @@ class ContainerState(NamedTuple):
     why: str
     #: The engine, not the bot, is why: it cannot tell, or the container is gone.
     engine: bool = False
+
+
+@functools.cache
+def own_container_id() -> str:
+    """The id of the container this process runs in ("" outside one): the engine bind-mounts
+    its /etc/hostname from ``.../containers/<id>/hostname``, which /proc/self/mountinfo shows."""
+    try:
+        text = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return ""
+    found = re.search(r"/containers/([0-9a-f]{64})/hostname ", text)
+    return found.group(1) if found else ""
 
 
 def _pid_alive(text: str) -> bool:
