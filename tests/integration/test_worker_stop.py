@@ -48,7 +48,10 @@ def test_a_worker_stops_on_sigterm_while_it_waits_to_reconnect(
 ) -> None:
     private_redis.kill()  # no Redis at all: the worker retries its connect
     proc = workers.start(private_redis.url, "stopping")
-    time.sleep(3.0)
+    deadline = time.monotonic() + WAIT_S
+    while "retrying in" not in workers.logs() and time.monotonic() < deadline:
+        time.sleep(0.1)  # started (a loaded machine takes seconds to import it all)
+    assert "retrying in" in workers.logs(), workers.logs()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(WAIT_S) == 0, workers.logs()
 

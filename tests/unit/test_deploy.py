@@ -23,7 +23,7 @@ from saloon.referee.cli import UsageError
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 COMPOSE_FILES = ("compose.yaml", "compose.worker.yaml")
-BOT_STARTERS = {"arena", "worker"}
+BOT_STARTERS = {"arena", "worker", "saloon-platform:0.1.0"}
 
 
 # -- a reader of the YAML subset the compose files use -----------------------------------
@@ -233,7 +233,7 @@ def _guide_commands() -> list[list[str]]:
     text = (ROOT / "docs" / "operator-guide.md").read_text()
     out = []
     for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
-        for line in block.splitlines():
+        for line in block.replace("\\\n", " ").splitlines():  # continued lines joined
             line = line.split(" #", 1)[0].strip()
             words = shlex.split(line) if line and not line.startswith("#") else []
             # `saloon ...`, or `docker compose ... run --rm arena saloon ...`
