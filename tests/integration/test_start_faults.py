@@ -33,7 +33,7 @@ from .helpers import bot
 GAME = "seas-of-strife-v1"
 #: The hog: this many spinning processes per core (load ~16 and more on 2 cores; the arena
 #: run that found the fault saw ~30), each ending itself after HOG_S.
-HOG_PER_CORE = 8
+HOG_PER_CORE = 12
 HOG_S = 120
 SLOW_IMPORT = "import time\ntime.sleep(3)\n\n\ndef act(decision):\n    return decision.legal[0]\n"
 
@@ -72,7 +72,7 @@ def test_a_slow_platform_start_under_a_cpu_hog_is_not_the_bots_fault() -> None:
     # The hog loads the machine (as at load ~30 in the arena) while the runtime starts, and
     # is stopped, by pid, once the runtime says it is about to load the bot: the platform's
     # part runs under the hog, the bot's own part does not.
-    start_ms = 2000
+    start_ms = 1500
     seat = ProcessSeat(bot("function_bot.py"))
     marker = Path(loading_marker(str(seat.process.socket_path)))
     seen: list[float] = []

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from saloon.referee.botprocess import LOAD_ERROR
 from saloon.referee.errors import PlatformStartTimeout
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import SandboxLimits
@@ -176,7 +177,12 @@ class DockerSeat(GrpcSeat):
         self._faulted = True
         if engine:
             raise SandboxFailed(f"the runtime of {self.bot_id} was lost: {why}")
-        tail = self.sandbox_of.logs(runtime, self._since).strip().replace("\n", " | ")
+        logs = self.sandbox_of.logs(runtime, self._since)
+        for line in logs.splitlines():  # the runtime's own line: the bot did not load
+            if line.startswith(LOAD_ERROR):
+                reason = line[len(LOAD_ERROR) :]
+                raise SeatFault(FaultKind.CRASH, f"the bot did not load: {reason}")
+        tail = logs.strip().replace("\n", " | ")
         raise SeatFault(FaultKind.CRASH, f"{why}: {tail[-400:]}" if tail else why)
 
     # -- the end of the seat ------------------------------------------------------------
