@@ -205,25 +205,30 @@ def _registry(args: argparse.Namespace) -> Iterator[Any]:
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     """Run the arena service until SIGINT/SIGTERM."""
+    from saloon.arena.errors import AddressInUse
     from saloon.arena.server import ArenaServer, ServeOptions
     from saloon.worker.store.config import resolve_url
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    server = ArenaServer(
-        ServeOptions(
-            store_url=resolve_url(args.store),
-            redis_url=args.redis,
-            queue_name=args.queue,
-            listen=args.listen,
-            http=args.http,
-            sandbox=args.sandbox,
-            season_sandbox=args.season_sandbox,
-            submit_burst=args.submit_burst,
-            submit_every_s=args.submit_every,
-            tls_cert=args.tls_cert,
-            tls_key=args.tls_key,
+    try:
+        server = ArenaServer(
+            ServeOptions(
+                store_url=resolve_url(args.store),
+                redis_url=args.redis,
+                queue_name=args.queue,
+                listen=args.listen,
+                http=args.http,
+                sandbox=args.sandbox,
+                season_sandbox=args.season_sandbox,
+                submit_burst=args.submit_burst,
+                submit_every_s=args.submit_every,
+                tls_cert=args.tls_cert,
+                tls_key=args.tls_key,
+            )
         )
-    )
+    except AddressInUse as exc:  # the operator's input: one line, not a traceback
+        print(f"saloon: error: {exc}", file=sys.stderr)
+        return 1
     server.start()
     boards = ""
     if server.boards is not None:

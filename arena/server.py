@@ -117,12 +117,18 @@ class ArenaServer:
             host, _, port = options.http.rpartition(":")
             address = (host.strip("[]") or "127.0.0.1", int(port))
             # The web side serves TLS with the gRPC port's certificate when it has one.
-            self.boards = WebServer(
-                address,
-                build_app(self.store, self.service.boards),
-                tls_cert=options.tls_cert,
-                tls_key=options.tls_key,
-            )
+            try:
+                self.boards = WebServer(
+                    address,
+                    build_app(self.store, self.service.boards),
+                    tls_cert=options.tls_cert,
+                    tls_key=options.tls_key,
+                )
+            except OSError as exc:  # its port is held: the same one-line refusal as gRPC's
+                self._close_early()
+                raise AddressInUse(
+                    f"cannot serve the web side on {options.http}: {exc.strerror or exc}"
+                ) from None
         self._stopped = threading.Event()
         self._keeper: threading.Thread | None = None
         self._driver: threading.Thread | None = None

@@ -302,3 +302,30 @@ def test_a_pages_stamp_is_reread_once_its_half_second_is_over(tmp_path: Path) ->
         assert stamp.results_stamp() == before  # within its window: not read again
         time.sleep(0.25)
         assert stamp.results_stamp() != before  # then the store is asked again
+
+
+def test_a_web_port_in_use_fails_serve_with_one_line(web: Web, tmp_path: Path) -> None:
+    # It raised the bind's OSError, a traceback instead of serve's one-line refusal.
+    from saloon.arena.errors import AddressInUse
+    from saloon.arena.server import ArenaServer, ServeOptions
+
+    options = ServeOptions(
+        store_url=str(tmp_path / "b.db"),
+        listen="127.0.0.1:0",
+        http=f"127.0.0.1:{web.server.port}",
+        sandbox="process",
+    )
+    with pytest.raises(AddressInUse, match=f"web side on 127.0.0.1:{web.server.port}"):
+        ArenaServer(options)
+
+
+def test_saloon_serve_says_a_web_port_in_use_in_one_line(
+    web: Web, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from saloon.arena.cli import main
+
+    argv = ["serve", "--store", str(tmp_path / "c.db"), "--listen", "127.0.0.1:0"]
+    code = main([*argv, "--http", f"127.0.0.1:{web.server.port}", "--sandbox", "process"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("saloon: error: cannot serve the web side on")
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
