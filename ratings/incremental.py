@@ -644,6 +644,7 @@ class IncrementalBoard:
         """Register the bots scheduled in ``seasons`` on this ladder; the bots added."""
         added: set[str] = set()
         sm = t.scheduled_matches
+        ladders: dict[tuple[str, str], Ladder] = {}  # per distinct options: parsed once
         for pk, season_id, game, _ in seasons:
             with self._reading("board scheduled bots") as conn:
                 specs = conn.execute(
@@ -651,13 +652,19 @@ class IncrementalBoard:
                 ).all()
             for index, spec in specs:
                 spec = dict(spec)
-                ladder = ladder_for(game, with_defaults(game, dict(spec.get("options", {}))))
+                options = dict(spec.get("options", {}))
+                memo = (game, repr(sorted(options.items())))
+                ladder = ladders.get(memo)
+                if ladder is None:
+                    ladder = ladders[memo] = ladder_for(game, with_defaults(game, options))
                 if ladder != self.scope.ladder:
                     continue
                 for seat_bot in spec.get("seats", []):
                     name, version = bot_name(str(seat_bot))
-                    info = (season_id, index, owner_of(str(seat_bot), owners), version)
                     held = state.known.get(name)
+                    if held is not None and held[:2] <= (season_id, index):
+                        continue  # known from an earlier seat already
+                    info = (season_id, index, owner_of(str(seat_bot), owners), version)
                     if held is None or info[:2] < held[:2]:
                         state.known[name] = info
                         added.add(name)
