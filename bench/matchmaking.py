@@ -255,10 +255,12 @@ def compare(n: int, seats: int, seeds: int, cap: int, settings: Settings) -> lis
     return [f"{n} bots, {seats} seats", *cells[:2], ratios[0], *cells[2:], ratios[1]]
 
 
-def duplicate_rows(seeds: int, cap: int, settings: Settings) -> list[list[str]]:
+def duplicate_rows(
+    seeds: int, cap: int, settings: Settings, seat_counts: tuple[int, ...]
+) -> list[list[str]]:
     """50 bots with half the noise in the deal: plain matches vs duplicate deals."""
     rows = []
-    for seats in (2, 4):
+    for seats in seat_counts:
         plain_tau, plain_top, dup_tau, dup_top = [], [], [], []
         for seed in range(seeds):
             sim = Sim(50, seats, seed, luck=0.5)
@@ -356,7 +358,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--sizes", type=int, nargs="*", default=[50, 200], help="bots")
-    parser.add_argument("--seats", type=int, nargs="*", default=[2, 4], help="new versions")
+    parser.add_argument(
+        "--seats",
+        type=int,
+        nargs="*",
+        default=[2, 4],
+        help="seat counts of the new-version and duplicate parts",
+    )
+    parser.add_argument("--dup-cap", type=int, default=12_000, help="duplicate runs' length")
     parser.add_argument("--cap200", type=int, default=120_000, help="200 bots: matches per run")
     parser.add_argument("--only", nargs="*", default=[],
                         help="compare, new-version, speed, duplicate")  # fmt: skip
@@ -395,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         table(
             "duplicate deals as the matchmaker's unit (matches, each replay counted)",
             ["ladder", "tau>=0.9 plain", "duplicate", "top-10 plain", "duplicate"],
-            duplicate_rows(args.seeds, 12_000, settings),
+            duplicate_rows(args.seeds, args.dup_cap, settings, tuple(args.seats)),
         )
     return 0
 
