@@ -163,7 +163,8 @@ def render(
         "docs/bot-guide.md). Per game, two measurements:",
         "",
         f"* **rating**: a season of all eight house bots (round-robin, duplicate deals, "
-        f"{rounds} rounds, seed {SEED}; the same season a `saloon season run` plays), rated "
+        f"{rounds} round{'s' if rounds != 1 else ''}, seed {SEED}; the same season a "
+        "`saloon season run` plays), rated "
         "by the project's TrueSkill (`saloon leaderboard`): the conservative rating mu - 3 "
         "sigma, and mu +- sigma;",
         f"* **vs greedy**: {vs_greedy} matches of the bot against `house:greedy` in every "
@@ -174,7 +175,12 @@ def render(
         "against 'no better than greedy'.",
         "",
         "The house bots decide by their playout budget, never the clock, so these figures "
-        "are the same on any machine. Small samples: read the intervals. Regenerate with "
+        "are the same on any machine. Small samples: read the intervals. A season this "
+        "short and this few matches against greedy separate random, greedy and search, "
+        "not the search grades from one another (their intervals overlap; the costlier "
+        "grades take seconds a decision), so the order among search-25 .. search-800 "
+        "below is partly noise. More rounds and matches narrow it, at a cost that grows "
+        "with the grade. Regenerate with "
         f"`python bench/strength.py --rounds {rounds} --vs-greedy {vs_greedy}`.",
     ]
     for result in results:
@@ -213,17 +219,16 @@ def render(
                 p = f"{versus['p_value']:.2g}"
             lines.append(f"| `{entry['bot']}` | {entry['rank']} | {rating} | {cell} | {p} |")
         lines.append("")
-        lines.append(
-            f"Season: {result['season_matches']} matches. Win-loss counts are wins-ties-losses."
-        )
+        counts = " The counts are wins-ties-losses against greedy." if seats == 2 else ""
+        lines.append(f"Season: {result['season_matches']} matches.{counts}")
     for game_id in missing or []:
         lines += ["", f"## `{game_id}`", "", "Not measured in this run (it was stopped first)."]
     lines += [
         "",
         "Generated in "
         + ", ".join(f"{r['game']} {r['total_s'] / 60:.0f} min" for r in results)
-        + f" of CPU-bound processes ({jobs} at a time, on a 2-core machine shared with other"
-        " work).",
+        + f" of wall time ({jobs} processes at a time, on a 2-core machine shared with other"
+        " work: it is the CPU-seconds of the costlier grades that take the time).",
         "",
     ]
     return "\n".join(lines)
@@ -282,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 Path(args.json).write_text(json.dumps(parts, indent=1))
             print(f"{part['game']} {part['part']}: {part['seconds']:.0f} s", file=sys.stderr)
+    results = sorted(merged(parts, grades), key=lambda r: games.index(r["game"]))
+    missing = [g for g in games if g not in {r["game"] for r in results}]
+    Path(args.out).write_text(render(results, args.rounds, args.vs_greedy, args.jobs, missing))
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
