@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from saloon.arena.web.app import context
 from saloon.arena.web.errors import NotFound, SignInRequired
-from saloon.arena.web.matchview import load_record, match_replay, seat_replay
+from saloon.arena.web.matchview import load_record, match_replay, seat_replay, seat_stderr
 from saloon.arena.web.owners import seat_owner_check, signed_in_user
 from saloon.arena.web.views import board_json, match_summary, season_summary
 from saloon.games import game_ids, get_game
@@ -135,9 +135,8 @@ def seat(request: Request) -> Response:
     number = int(request.path_params["seat"])
     record = load_record(ctx.store, match_id)
     seat_owner_check(ctx, record, number, user)
-    return json_response(
-        {**seat_replay(record, number), "stderr": ctx.store.stderr(match_id, number)}
-    )
+    text = ctx.store.stderr(match_id, number)
+    return json_response({**seat_replay(record, number), **seat_stderr(number, text)})
 
 
 def routes() -> list[Route]:

@@ -17,8 +17,9 @@ from typing import Any
 from saloon.arena.web.errors import NotFound
 from saloon.arena.web.tables import TableMaker, all_hands, card_legend, label_is_public
 from saloon.arena.web.views import shown_name
-from saloon.referee.record import MatchRecord
+from saloon.referee.record import MatchRecord, stderr_blocks
 from saloon.referee.replay import Step, replay, seat_view
+from saloon.sdk.output import unmarked
 from saloon.worker.store.store import Store
 
 
@@ -99,3 +100,12 @@ def seat_replay(record: MatchRecord, seat: int) -> dict[str, Any]:
     if not 0 <= seat < len(record.seats):
         raise NotFound(f"match {record.match_id} has no seat {seat}")
     return seat_view(record, seat)
+
+
+def seat_stderr(seat: int, text: str) -> dict[str, Any]:
+    """A seat's stored stderr for its owner: the text with each of the runtime's marks as a
+    ``[decision N]`` heading, and the same as blocks by moment (saloon.sdk.output)."""
+    return {
+        "stderr": unmarked(text),
+        "stderr_blocks": [block.to_json() for block in stderr_blocks(seat, text)],
+    }

@@ -152,12 +152,16 @@ def seat(request: Request) -> Response:
         raise SignInRequired("sign in as the bot's owner to see a seat's view")
     record = load_record(ctx.store, match_id)
     seat_owner_check(ctx, record, number, user)
-    from saloon.arena.web.matchview import seat_replay
+    from saloon.arena.web.matchview import seat_replay, seat_stderr
 
     view = seat_replay(record, number)
-    return render(
-        request, "seat.html", view=view, seat=number, stderr=ctx.store.stderr(match_id, number)
-    )
+    printed = seat_stderr(number, ctx.store.stderr(match_id, number))
+    # Each decision's lines beside that decision; the rest (load, start, end) below.
+    at: dict[int, list[str]] = {}
+    for block in printed["stderr_blocks"]:
+        if block["decision"] is not None:
+            at.setdefault(block["decision"], []).extend(block["lines"])
+    return render(request, "seat.html", view=view, seat=number, printed_at=at, **printed)
 
 
 def signin_form(request: Request) -> Response:

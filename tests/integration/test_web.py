@@ -20,11 +20,13 @@ from saloon.arena.web.sessions import COOKIE, sign_in_allowed
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import replay
 from tests.integration.web_fixtures import (
+    DECISION_LINE,
     FAULTY_MATCH,
     SEAS,
     SEASONS,
     STDERR,
     Web,
+    first_decision,
     serve_filled,
     start_web,
 )
@@ -193,11 +195,20 @@ def test_the_seat_view_is_for_the_owner_only(web: Web) -> None:
     assert get(web, f"/match/{FAULTY_MATCH}/seat/{seat}")[0] == 401
     alice, bob = sign_in(web, "alice"), sign_in(web, "bob")
     view = api(web, path, Cookie=alice)
-    assert view["view"] == f"seat {seat}" and view["stderr"] == STDERR
+    decision = first_decision(record, seat)
+    assert view["view"] == f"seat {seat}"
+    assert view["stderr"] == f"[start]\n{STDERR}[decision {decision}]\n{DECISION_LINE}\n"
+    assert [(b["when"], b["decision"], b["lines"]) for b in view["stderr_blocks"]] == [
+        ("start", None, [STDERR.strip()]),
+        ("decision", decision, [DECISION_LINE]),
+    ]
     assert all("observation" in s for s in view["steps"] if "chose" in s)
     assert get(web, path, Cookie=bob)[0] == 403
     status, _, body = get(web, f"/match/{FAULTY_MATCH}/seat/{seat}", Cookie=alice)
     assert status == 200 and STDERR.strip().encode() in body
+    # The decision's line sits in that decision's row of the table, not only below it.
+    row = body.split(f'<td class="num">{decision}</td>'.encode(), 1)[1].split(b"</tr>")[0]
+    assert DECISION_LINE.encode() in row
     assert get(web, path, Cookie=f"{COOKIE}=forged")[0] == 401
 
 

@@ -16,9 +16,11 @@ from saloon.arena.web.app import build_app
 from saloon.arena.web.limits import WebLimits
 from saloon.arena.web.serve import WebServer
 from saloon.referee.match import play_match
+from saloon.referee.record import MatchRecord
 from saloon.referee.seats import InProcessSeat
 from saloon.sdk.bot import Bot, Decision
 from saloon.sdk.house import make_house_bot
+from saloon.sdk.output import MARK
 from saloon.worker.store.rows import MatchStatus, ScheduledMatch, SeasonStatus
 from saloon.worker.store.store import Store
 
@@ -33,6 +35,8 @@ MATCHES_PER_SEASON = 3
 #: alice's bot crashes on its first decision in this match (a fault, played out).
 FAULTY_MATCH = "web-seas-1"
 STDERR = "alicebot: about to fail on purpose\n"
+#: What alicebot printed at its first decision of FAULTY_MATCH (under the runtime's mark).
+DECISION_LINE = "alicebot: thinking about my first move"
 
 
 class Crasher(Bot):
@@ -73,7 +77,7 @@ def fill(store: Store) -> dict[str, str]:
         store.create_season(season_id, {"game": game}, specs)
         for record in records:
             alice = next(s.seat for s in record.seats if s.bot.startswith("bot:alice"))
-            stderr = {alice: STDERR} if record.match_id == FAULTY_MATCH else {}
+            stderr = {alice: _marked(record, alice)} if record.match_id == FAULTY_MATCH else {}
             store.record_result(record.match_id, record.to_json(), stderr)
         store.set_season_status(season_id, SeasonStatus.DONE)
     running = [ScheduledMatch(f"web-live-{i}", i, {"seats": SEASONS[WESTERN][1]}) for i in range(4)]
@@ -114,3 +118,16 @@ def serve_filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
     finally:
         running.server.stop()
         running.store.close()
+
+
+def first_decision(record: MatchRecord, seat: int) -> int:
+    """The log entry of ``seat``'s first decision that it was asked (not an only move)."""
+    return next(
+        i for i, e in enumerate(record.log) if e.seat == seat and not (e.auto or e.fallback)
+    )
+
+
+def _marked(record: MatchRecord, seat: int) -> str:
+    """Stderr as the runtime marks it: STDERR at the start, DECISION_LINE at a decision."""
+    decision = first_decision(record, seat)
+    return f"{MARK}start\n{STDERR}{MARK}decision {decision}\n{DECISION_LINE}\n"
