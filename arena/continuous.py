@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from saloon.arena.ladder import check_house_bots
 from saloon.arena.matchmaker import Entry, Settings, choose_batch
 from saloon.arena.registry import LadderRow, Registry
 from saloon.games import get_game
@@ -39,7 +40,6 @@ from saloon.ratings.source import bot_name
 from saloon.referee.errors import RefereeError
 from saloon.referee.seeds import derive_seed
 from saloon.sdk.botref import HOUSE_PREFIX
-from saloon.sdk.house import house_bot_names
 from saloon.worker.errors import RegistryError, SeasonSpecError, UnknownSeason
 from saloon.worker.queue.season_queue import SeasonQueue
 from saloon.worker.seasons import run as seasons
@@ -133,13 +133,7 @@ def check_request(request: ContinuousRequest) -> ContinuousRequest:
         game.parse_options(request.options)
     except (GameError, RefereeError) as exc:
         raise SeasonSpecError(str(exc)) from None
-    known = house_bot_names(request.game)
-    for name in request.house:
-        if name not in known:
-            raise SeasonSpecError(
-                f"no house bot {name[:60]!r} plays {request.game} (its house bots: "
-                f"{', '.join(known)})"
-            )
+    check_house_bots(request.game, request.house)
     s = request.settings
     if not 0 <= s.batch <= 10_000 or not 0 <= s.min_share <= 1 or s.window < 1:
         raise SeasonSpecError("matchmaker settings: batch 0..10000, min share 0..1, window >= 1")

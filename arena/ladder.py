@@ -15,6 +15,7 @@ separate scheduler process is needed. Stopping the schedule makes the next job a
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -96,6 +97,16 @@ def participants(registry: Registry, request: LadderRequest) -> list[str]:
     return [*stored, *(f"{HOUSE_PREFIX}{name}" for name in request.house)]
 
 
+def check_house_bots(game: str, names: Iterable[str]) -> None:
+    """SeasonSpecError unless every one of ``names`` is a house bot that plays ``game``."""
+    known = house_bot_names(game)
+    for name in names:
+        if name not in known:
+            raise SeasonSpecError(
+                f"no house bot {name[:60]!r} plays {game} (its house bots: {', '.join(known)})"
+            )
+
+
 def season_spec(registry: Registry, request: LadderRequest, season_id: str) -> SeasonSpec:
     """The season of ``request``'s ladder as it stands; SeasonSpecError when it cannot be."""
     check_season_id(season_id)
@@ -103,13 +114,7 @@ def season_spec(registry: Registry, request: LadderRequest, season_id: str) -> S
         game = get_game(request.game)
     except (GameError, RefereeError) as exc:
         raise SeasonSpecError(str(exc)) from None
-    known = house_bot_names(request.game)
-    for name in request.house:
-        if name not in known:
-            raise SeasonSpecError(
-                f"no house bot {name[:60]!r} plays {request.game} (its house bots: "
-                f"{', '.join(known)})"
-            )
+    check_house_bots(request.game, request.house)
     entries = participants(registry, request)
     players = request.players or game.min_players
     if len(entries) < players:
