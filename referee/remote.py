@@ -763,6 +763,21 @@ def wait_for_marker(marker: Path, since: float, check_alive: Callable[[], None])
     return time.monotonic()
 
 
+def serve_by(
+    serving: Callable[[], bool], check_alive: Callable[[], None], deadline: float, start_s: float
+) -> None:
+    """Wait until ``serving()`` (the runtime has bound its socket); a TIMEOUT of the bot's
+    at ``deadline`` (monotonic), which ``start_s`` (the bot's start time) is named by."""
+    while not serving():
+        check_alive()
+        if time.monotonic() >= deadline:
+            raise SeatFault(
+                FaultKind.TIMEOUT,
+                f"the bot did not load and serve within its start time ({start_s * 1000:.0f} ms)",
+            )
+        time.sleep(POLL_S)
+
+
 def connect_unclocked(seat: GrpcSeat, deadline: float) -> float:
     """Connect ``seat`` to its runtime, which serves its socket already, off the bot's
     clock: ``deadline`` is moved by the time the connection took (the referee's and the
@@ -810,15 +825,9 @@ class ProcessSeat(GrpcSeat):
     def _serve_by(self, deadline: float) -> None:
         """Wait until the socket accepts connections (connecting earlier only adds gRPC's
         reconnect back-off); a TIMEOUT of the bot's at ``deadline``."""
-        while not _accepts(self.process.socket_path):
-            self._check_alive()
-            if time.monotonic() >= deadline:
-                raise SeatFault(
-                    FaultKind.TIMEOUT,
-                    f"the bot did not load and serve within its start time "
-                    f"({self._start_s * 1000:.0f} ms)",
-                )
-            time.sleep(POLL_S)
+        serve_by(
+            lambda: _accepts(self.process.socket_path), self._check_alive, deadline, self._start_s
+        )
 
     def _check_alive(self) -> None:
         code = self.process.exit_code()

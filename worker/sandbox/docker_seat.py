@@ -35,6 +35,7 @@ from saloon.referee.remote import (
     BotConnection,
     GrpcSeat,
     connect_unclocked,
+    serve_by,
     wait_for_marker,
 )
 from saloon.referee.seats import DecisionRequest, StartInfo
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 ALIVE_POLL_S = 0.1
 #: Time a broken stream waits for its container to exit, to report why it died.
 EXIT_GRACE_S = 1.0
-_POLL_S = 0.005
 
 
 class DockerSeat(GrpcSeat):
@@ -135,15 +135,9 @@ class DockerSeat(GrpcSeat):
             deadline = max(deadline, seen + self._start_s)
         # The bot's part: its import and set-up, until it binds its socket (never follow
         # anything that is not a socket) and answers the match start.
-        while not _is_socket(runtime.socket_path):
-            self._check_alive()
-            if time.monotonic() >= deadline:
-                raise SeatFault(
-                    FaultKind.TIMEOUT,
-                    f"the bot did not load and serve within its start time "
-                    f"({self._start_s * 1000:.0f} ms)",
-                )
-            time.sleep(_POLL_S)
+        serve_by(
+            lambda: _is_socket(runtime.socket_path), self._check_alive, deadline, self._start_s
+        )
         self.sandbox_of.lock_socket_dir(runtime)
         if not _is_socket(runtime.socket_path):
             raise SeatFault(FaultKind.INVALID, "the bot replaced its socket", fatal=True)
