@@ -67,6 +67,11 @@ def fill(store: Store, results: int, bots: int, seed: int) -> dict[str, float]:
     raw = store.engine.raw_connection()
     try:
         conn = raw.driver_connection
+        with conn.cursor() as cur:  # registered, as the platform's bots are
+            cur.executemany(
+                "INSERT INTO bots (name, owner, created_at) VALUES (%s, %s, %s)",
+                [(f"b{i}", f"owner{i % 20}", now) for i in range(bots)],
+            )
         made = 0
         season = 0
         while made < results:

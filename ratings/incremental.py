@@ -20,12 +20,20 @@ statistics, every rated version's exact TrueSkill state), ``rating_history``,
 * a duplicate deal (its matches are consecutive in a schedule) is one comparison: it
   extends the prefix only once every one of its matches has.
 
-Extending by one result writes only what it changed (its bots' entries, their new history
-points, head-to-head increments). The same results give exactly the numbers of a full
+The process that updates holds the checkpoint in memory: an update is one prepared
+statement (the stored generation, whether a passed-over match was recorded since, the
+board's newest season, and the next few scheduled matches with their results' seats) and
+the fold of what joined the prefix. The stored checkpoint is written behind it
+(:data:`WRITE_EVERY` scheduled matches, :data:`WRITE_AFTER_S`, or at once when the walk
+passed over a match or registered a new season), only what changed: the touched bots'
+entries, the new history points, head-to-head increments. A crash loses only work: the
+stored checkpoint is re-extended over the same results to the same numbers. Another
+process's write is seen by the generation (the held state is then dropped and the stored
+one re-read). The same results give exactly the numbers of a full
 :func:`~saloon.ratings.fold.fold` (tests/integration/test_incremental_boards.py checks
 it, floats compared for equality): the TrueSkill state is stored as the library's own
-(pi, tau) pair, never recomputed from (mu, sigma). A board read is the checkpoint, not a
-fold: the process keeps it in memory and re-reads it only when its generation moved.
+(pi, tau) pair, never recomputed from (mu, sigma). A board read is the held checkpoint,
+not a fold (its details: the stored history and head-to-head plus what is unwritten).
 
 Results recorded outside any season (the platform records none: every match it plays is
 scheduled) have no place in a schedule, so they are not on incremental boards.
@@ -33,7 +41,10 @@ scheduled) have no place in a schedule, so they are not on incremental boards.
 
 from __future__ import annotations
 
+import itertools
+import json
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -47,12 +58,12 @@ from saloon.ratings.fold import BotStats, Folder, HeadToHead, HistoryPoint, Key,
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import BotInfo
 from saloon.ratings.params import RatingParams, Scope
-from saloon.ratings.results import Outcome, Result
-from saloon.ratings.source import bot_name, owner_of, seat_results, with_defaults
+from saloon.ratings.results import Outcome, Result, SeatResult
+from saloon.ratings.source import bot_name, owner_of, with_defaults
 from saloon.sdk.botref import STORED, parse_entry
+from saloon.worker.errors import StoreUnavailable
 from saloon.worker.store import schema as t
 from saloon.worker.store.rows import MatchStatus, SeasonStatus
-from saloon.worker.store.rows import SeatResult as StoreSeat
 
 if TYPE_CHECKING:
     from saloon.worker.store.store import Store
@@ -60,12 +71,18 @@ if TYPE_CHECKING:
 #: Bumped when what a checkpoint stores, or how the fold rates, changes: a stored
 #: checkpoint of another format is rebuilt, never extended.
 FOLD_FORMAT = 1
-#: Scheduled matches read per step of the walk (each step commits one checkpoint).
+#: Scheduled matches read per step of the walk, at most.
 CHUNK = 2000
-#: Match ids per IN (...) list (well under SQLite's bound-parameter limit).
-IN_CHUNK = 500
-#: Scheduled matches read by an update's first step (most updates find one result or two).
-FIRST_CHUNK = 32
+#: Scheduled matches read by an update's first step (most updates find one result or two,
+#: then a match not played yet); each further step reads 8 times more.
+FIRST_CHUNK = 4
+#: The stored checkpoint is written once the held one has taken in this many scheduled
+#: matches since it was last written, or WRITE_AFTER_S after the first of them (checked at
+#: the next update), or at once when the walk passed over a match without a result or
+#: registered a new season's bots. Until then a crash loses nothing but work: the next
+#: process re-extends the stored checkpoint over the same results, to the same numbers.
+WRITE_EVERY = 1000
+WRITE_AFTER_S = 2.0
 #: The position before the first scheduled match (season keys start at 1).
 START = (0, -1)
 
@@ -100,6 +117,18 @@ class BoardScope:
         """The board of the seasons made under ``schedule_id`` (a continuous ladder's)."""
         return cls(f"ladder:{schedule_id}", ladder, Scope.SEASON, schedule_id=schedule_id)
 
+    @property
+    def kind(self) -> str:
+        """Which seasons the board folds: "season", "schedule" or "game"."""
+        if self.season_id is not None:
+            return "season"
+        return "schedule" if self.schedule_id is not None else "game"
+
+    @property
+    def value(self) -> str:
+        """The season id, schedule id or game of :attr:`kind`."""
+        return self.season_id or self.schedule_id or self.game or ""
+
     def seasons_where(self) -> sa.ColumnElement[bool]:
         """The SQL condition on ``seasons`` of this board's seasons."""
         if self.season_id is not None:
@@ -113,14 +142,43 @@ class BoardScope:
 
 
 class _Moved(Exception):
-    """Another process moved the checkpoint while this one extended it."""
+    """The stored checkpoint is not the one the held state extends (another process wrote
+    it, or a match the prefix passed over has been recorded since)."""
+
+
+@dataclass
+class _Pending:
+    """What the held checkpoint took in that the stored one has not (the history points
+    and head-to-head increments are the held Folder's own, emptied at each write)."""
+
+    #: Scheduled matches walked over.
+    matches: int = 0
+    #: When the first of them was taken in (time.monotonic(); None: nothing pending).
+    since: float | None = None
+    touched: set[str] = field(default_factory=set)
+    skipped: list[str] = field(default_factory=list)
+    #: The position, counts or known bots moved.
+    header: bool = False
+
+    def any(self) -> bool:
+        return self.header or bool(self.touched or self.skipped)
+
+
+def _due(pending: _Pending) -> bool:
+    """True when the held checkpoint's news must be written now."""
+    if pending.skipped or pending.matches >= WRITE_EVERY:
+        return True
+    return pending.since is not None and time.monotonic() - pending.since >= WRITE_AFTER_S
 
 
 @dataclass
 class _State:
     """A board's checkpoint as this process holds it."""
 
+    #: The stored checkpoint's generation this state extends.
     generation: int = 0
+    #: This state's stamp in the process (see IncrementalBoard.update).
+    version: int = 0
     position: tuple[int, int] = START
     comparisons: int = 0
     matches: int = 0
@@ -139,6 +197,13 @@ class _State:
     known: dict[str, tuple[str, int, str, str]] = field(default_factory=dict)
     #: The bot registry's owners as last read (None: not yet).
     owners: dict[str, str] | None = None
+    #: The fold over this state (its history and head-to-head: what is not yet written).
+    folder: Folder | None = None
+    pending: _Pending = field(default_factory=_Pending)
+    #: Seat bot id -> (name, version written in the id, owner), as _ident made them.
+    seat_ids: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: (game, options as stored) -> the ladder of a result.
+    ladder_of: dict[tuple[str, str], Ladder] = field(default_factory=dict)
 
     def header(self) -> dict[str, Any]:
         return {
@@ -161,6 +226,8 @@ class _Step:
     ladders: list[Ladder] = field(default_factory=list)
     #: True when the walk reached a match that has not finished, or the schedule's end.
     stopped: bool = False
+    #: Scheduled matches up to the step's position.
+    walked: int = 0
 
 
 def _rating(pi: float, tau: float) -> Any:
@@ -227,8 +294,145 @@ def _load_entry(state: _State, bot: str, data: dict[str, Any]) -> None:
 
 #: Per store, per board key: the checkpoint this process holds (dropped with the store).
 _HELD: weakref.WeakKeyDictionary[Store, dict[str, _State]] = weakref.WeakKeyDictionary()
+_LINKS: weakref.WeakKeyDictionary[Store, _Link] = weakref.WeakKeyDictionary()
 _HELD_LOCK = threading.Lock()
 _BOARD_LOCKS: dict[tuple[int, str], threading.Lock] = {}
+#: Stamps of held states: a new one at every change, never reused in the process.
+_VERSIONS = itertools.count(1)
+#: The walk statement per (dialect, kind of board), compiled once: (SQL, its binds).
+_WALKS: dict[tuple[str, str], tuple[str, Any]] = {}
+
+
+class _Link:
+    """The connection board walks run on. PostgreSQL: one held per store, in autocommit (a
+    walk is one statement, so it sees one snapshot), its statement prepared by the driver
+    after a few runs; SQLite: a pooled one per walk. Closed with the store's engine."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.lock = threading.Lock()
+        self.hold = store.backend == "postgresql"
+        self.raw: Any = None
+        sa.event.listen(store.engine, "engine_disposed", self._disposed)
+
+    def _disposed(self, _engine: sa.Engine) -> None:
+        with self.lock:
+            raw, self.raw = self.raw, None
+        if raw is not None:
+            raw.invalidate()
+
+    def fetch(self, sql: str, params: Any) -> list[Any]:
+        with self.lock:
+            raw = self.raw
+            try:
+                if raw is None:
+                    raw = self.store.engine.raw_connection()
+                    if self.hold:
+                        driver: Any = raw.driver_connection
+                        driver.autocommit = True
+                        self.raw = raw
+                cursor = raw.cursor()
+                cursor.execute(sql, params)
+                rows: list[Any] = cursor.fetchall()
+                cursor.close()
+            except self.store.engine.dialect.loaded_dbapi.Error as exc:
+                if raw is not None and self.hold:
+                    self.raw = None
+                    raw.invalidate()
+                if isinstance(exc, self.store.engine.dialect.loaded_dbapi.OperationalError):
+                    cause = str(exc).strip().splitlines()[0] if str(exc) else type(exc).__name__
+                    raise StoreUnavailable(
+                        f"board walk: store {self.store.url} unavailable "
+                        f"({type(exc).__name__}: {cause})"
+                    ) from exc
+                raise
+            finally:
+                if raw is not None and not self.hold:
+                    raw.close()
+            return rows
+
+
+def _link(store: Store) -> _Link:
+    with _HELD_LOCK:
+        link = _LINKS.get(store)
+        if link is None:
+            link = _LINKS[store] = _Link(store)
+        return link
+
+
+def _seasons_where(kind: str) -> sa.ColumnElement[bool]:
+    """:meth:`BoardScope.seasons_where` with the scope's value a bind named ``v``."""
+    se, value = t.seasons, sa.bindparam("v", type_=sa.String)
+    if kind == "season":
+        return se.c.season_id == value
+    if kind == "schedule":
+        owned = sa.select(t.season_owners.c.season_id).where(t.season_owners.c.schedule_id == value)
+        return se.c.season_id.in_(owned.scalar_subquery())
+    return se.c.game == value
+
+
+def _walk_statement(dialect: sa.Dialect, kind: str) -> tuple[str, Any]:
+    """One round trip of the walk: the stored checkpoint's generation, whether a passed-over
+    match has been recorded since, the board's newest season, then the next ``n`` scheduled
+    matches after the position, each recorded one with its seats (one row per seat)."""
+    made = _WALKS.get((dialect.name, kind))
+    if made is not None:
+        return made
+    sm, se, r, rs = t.scheduled_matches, t.seasons, t.results, t.result_seats
+    b, s = t.rating_boards, t.rating_skipped
+    deal: sa.ColumnElement[Any]
+    if dialect.name == "postgresql":
+        deal = sa.literal_column("scheduled_matches.spec ->> 'deal'")
+    else:
+        deal = sa.literal_column("json_extract(scheduled_matches.spec, '$.deal')")
+    board = sa.bindparam("board", type_=sa.String)
+    w = (
+        sa.select(sm.c.season_pk.label("pk"), sm.c.idx, sm.c.match_id, sm.c.status,
+                  deal.label("deal"), se.c.season_id, se.c.status.label("season_status"),
+                  r.c.match_id.label("recorded"), r.c.outcome, r.c.game,
+                  sa.cast(r.c.options, sa.Text).label("options"))
+        .select_from(sm.join(se, se.c.id == sm.c.season_pk)
+                     .outerjoin(r, r.c.match_id == sm.c.match_id))
+        .where(_seasons_where(kind))
+        # A row-value comparison: an index range scan on (season_pk, idx), not a sort
+        # of every scheduled match.
+        .where(sa.tuple_(sm.c.season_pk, sm.c.idx)
+               > sa.tuple_(sa.bindparam("seq", type_=sa.Integer),
+                           sa.bindparam("idx", type_=sa.Integer)))
+        .order_by(sm.c.season_pk, sm.c.idx)
+        .limit(sa.bindparam("n", type_=sa.Integer))
+    ).subquery("w")  # fmt: skip
+    late = (
+        sa.select(sa.literal_column("1"))
+        .select_from(s.join(r, r.c.match_id == s.c.match_id))
+        .where(s.c.board == board)
+        .exists()
+    )
+    head = sa.select(
+        sa.select(b.c.generation).where(b.c.board == board).scalar_subquery().label("generation"),
+        late.label("late"),
+        sa.select(sa.func.max(se.c.id)).where(_seasons_where(kind)).scalar_subquery().label("top"),
+    ).subquery("h")
+    query = (
+        sa.select(head.c.generation, head.c.late, head.c.top, w.c.pk, w.c.idx, w.c.match_id,
+                  w.c.status, w.c.deal, w.c.season_id, w.c.season_status, w.c.recorded,
+                  w.c.outcome, w.c.game, w.c.options, rs.c.bot, rs.c.version, rs.c.score,
+                  rs.c.rank, rs.c.played_out, rs.c.faults)
+        .select_from(head.outerjoin(w, sa.true()).outerjoin(rs, rs.c.match_id == w.c.recorded))
+        .order_by(w.c.pk, w.c.idx, rs.c.seat)
+    )  # fmt: skip
+    compiled = query.compile(dialect=dialect)
+    if "POSTCOMPILE" in compiled.string:
+        raise AssertionError("the board walk must compile to one fixed statement")
+    made = _WALKS[(dialect.name, kind)] = (compiled.string, compiled)
+    return made
+
+
+def _walk_params(compiled: Any, values: dict[str, Any]) -> Any:
+    params = compiled.construct_params(values)
+    if compiled.positional:
+        return tuple(params[name] for name in compiled.positiontup)
+    return params
 
 
 class IncrementalBoard:
@@ -247,27 +451,37 @@ class IncrementalBoard:
     # -- reading -------------------------------------------------------------------------
 
     def update(self) -> int:
-        """Extend the checkpoint over every result that joined the contiguous prefix;
-        the board's generation (it changes exactly when the board does)."""
+        """Take in every result that joined the contiguous prefix; a stamp of the board as
+        this process holds it (it changes exactly when the board does, and is never reused
+        in this process)."""
         with self._lock:
             for _attempt in range(5):
-                # Every read of one attempt on one connection, in one transaction (a
-                # retry after a conflict starts a fresh one, so it sees the other's write).
-                with self.store._read("board update") as conn:
-                    self._conn = conn
-                    try:
-                        state = self._fresh()
-                        if state is None:  # another format, or a late result: rebuild
-                            state = self._reset()
-                        if state is not None and self._extend(state):
-                            return self._held[self.scope.key].generation
-                    finally:
-                        self._conn = None
+                state = self._held.get(self.scope.key)
+                if state is None:
+                    state = self._load()
+                    if state is None:
+                        continue  # another process rebuilt it at the same moment
+                try:
+                    self._extend(state)
+                except _Moved:
+                    self._held.pop(self.scope.key, None)  # re-read the stored checkpoint
+                    continue
+                return state.version
             raise RuntimeError(f"board {self.scope.key}: checkpoint kept changing under us")
+
+    def write(self) -> None:
+        """Write what the held checkpoint has taken in and the stored one has not yet."""
+        with self._lock:
+            state = self._held.get(self.scope.key)
+            if state is not None and state.pending.any():
+                try:
+                    self._write(state)
+                except _Moved:
+                    self._held.pop(self.scope.key, None)
 
     @contextmanager
     def _reading(self, what: str) -> Iterator[sa.Connection]:
-        """The update's read connection, or a read transaction of its own."""
+        """The load's read connection, or a read transaction of its own."""
         if self._conn is not None:
             yield self._conn
             return
@@ -277,49 +491,90 @@ class IncrementalBoard:
     def standings(self, details: bool = True) -> tuple[Standings, list[BotInfo], list[Ladder]]:
         """(the board's standings, bots known but unrated, the ladders seen) as of the
         last :meth:`update`; ``details``: with rating histories and head-to-head."""
-        with self._lock:
-            state = self._held.get(self.scope.key)
-            if state is None:
-                state = _State()
-            out = Standings(self.scope.ladder, self.scope.scope, self.params)
-            out.ratings = dict(state.ratings)
-            out.current = dict(state.current)
-            out.stats = {bot: _copy_stats(s) for bot, s in state.stats.items()}
-            out.comparisons, out.matches = state.comparisons, state.matches
-            out.seat_counts = set(state.seat_counts)
-            known = [
-                BotInfo(bot, k[2], k[3])
-                for bot, k in sorted(state.known.items(), key=lambda i: i[1][:2])
-            ]
-            ladders = list(state.ladders)
-        if details:
-            out.history, out.head_to_head = self._details()
-        return out, known, ladders
+        for _attempt in range(5):
+            with self._lock:
+                state = self._held.get(self.scope.key)
+                if state is None:
+                    state = _State()
+                out = Standings(self.scope.ladder, self.scope.scope, self.params)
+                out.ratings = dict(state.ratings)
+                out.current = dict(state.current)
+                out.stats = {bot: _copy_stats(s) for bot, s in state.stats.items()}
+                out.comparisons, out.matches = state.comparisons, state.matches
+                out.seat_counts = set(state.seat_counts)
+                known = [
+                    BotInfo(bot, k[2], k[3])
+                    for bot, k in sorted(state.known.items(), key=lambda i: i[1][:2])
+                ]
+                ladders = list(state.ladders)
+                if not details:
+                    return out, known, ladders
+                found = self._details(state)
+                if found is not None:
+                    out.history, out.head_to_head = found
+                    return out, known, ladders
+                # Another process wrote the stored checkpoint: re-read it, then again.
+                self._held.pop(self.scope.key, None)
+            self.update()
+        raise RuntimeError(f"board {self.scope.key}: checkpoint kept changing under us")
 
-    def _details(self) -> tuple[dict[str, list[HistoryPoint]], dict[tuple[str, str], HeadToHead]]:
-        h, c = t.rating_history, t.rating_h2h
+    def _details(
+        self, state: _State
+    ) -> tuple[dict[str, list[HistoryPoint]], dict[tuple[str, str], HeadToHead]] | None:
+        """The stored histories and head-to-head, with what ``state`` holds unwritten
+        added; None when the stored checkpoint is not the one ``state`` extends."""
+        h, c, b = t.rating_history, t.rating_h2h, t.rating_boards
         history: dict[str, list[HistoryPoint]] = {}
         h2h: dict[tuple[str, str], HeadToHead] = {}
+        key = self.scope.key
         with self.store._read("board details") as conn:
+            generation = conn.execute(
+                sa.select(b.c.generation).where(b.c.board == key)
+            ).scalar_one_or_none()
+            if state.folder is not None and generation != state.generation:
+                return None
             for bot, step, match_id, season, version, mu, sigma in conn.execute(
                 sa.select(h.c.bot, h.c.step, h.c.match_id, h.c.season, h.c.version, h.c.mu,
-                          h.c.sigma).where(h.c.board == self.scope.key).order_by(h.c.step)
+                          h.c.sigma).where(h.c.board == key).order_by(h.c.step)
             ):  # fmt: skip
                 history.setdefault(bot, []).append(
                     HistoryPoint(step, match_id, season, version, mu, sigma)
                 )
-            for a, b, above, below, tied in conn.execute(
-                sa.select(c.c.a, c.c.b, c.c.above, c.c.below, c.c.tied).where(
-                    c.c.board == self.scope.key
-                )
+            for a, bb, above, below, tied in conn.execute(
+                sa.select(c.c.a, c.c.b, c.c.above, c.c.below, c.c.tied).where(c.c.board == key)
             ):
-                h2h[(a, b)] = HeadToHead(above, below, tied)
+                h2h[(a, bb)] = HeadToHead(above, below, tied)
+        if state.folder is not None:
+            for bot, points in state.folder.out.history.items():
+                history.setdefault(bot, []).extend(points)
+            for pair, cell in state.folder.out.head_to_head.items():
+                held = h2h.get(pair)
+                h2h[pair] = (
+                    HeadToHead(cell.above, cell.below, cell.tied)
+                    if held is None
+                    else HeadToHead(held.above + cell.above, held.below + cell.below,
+                                    held.tied + cell.tied)
+                )  # fmt: skip
         return history, h2h
 
     # -- the checkpoint ------------------------------------------------------------------
 
+    def _load(self) -> _State | None:
+        """The stored checkpoint (a rebuild when there is none, it is of another format,
+        or a passed-over match has been recorded since); None when another process rebuilt
+        it at the same moment."""
+        with self.store._read("board checkpoint") as conn:
+            self._conn = conn
+            try:
+                state = self._fresh()
+            finally:
+                self._conn = None
+        if state is None:
+            state = self._reset()
+        return state
+
     def _fresh(self) -> _State | None:
-        """The held checkpoint, re-read when the stored one moved; None to rebuild."""
+        """The stored checkpoint; None to rebuild."""
         key = self.scope.key
         b, s, r = t.rating_boards, t.rating_skipped, t.results
         late = (
@@ -335,9 +590,6 @@ class IncrementalBoard:
             ).one_or_none()
             if row is None or row.late or dict(row.state).get("format") != FOLD_FORMAT:
                 return None
-            held = self._held.get(key)
-            if held is not None and held.generation == row.generation:
-                return held
             state = self._read_state(conn, row.generation)
         self._held[key] = state
         return state
@@ -348,6 +600,7 @@ class IncrementalBoard:
         raw = dict(row.state)
         state = _State(
             generation=generation,
+            version=next(_VERSIONS),
             position=(row.position_seq, row.position_idx),
             comparisons=int(raw["comparisons"]),
             matches=int(raw["matches"]),
@@ -373,7 +626,7 @@ class IncrementalBoard:
                 for table in (t.rating_entries, t.rating_history, t.rating_h2h, t.rating_skipped):
                     conn.execute(table.delete().where(table.c.board == key))
                 conn.execute(t.rating_boards.delete().where(t.rating_boards.c.board == key))
-                state = _State(generation=(generation or 0) + 1)
+                state = _State(generation=(generation or 0) + 1, version=next(_VERSIONS))
                 conn.execute(
                     t.rating_boards.insert().values(
                         board=key, position_seq=START[0], position_idx=START[1],
@@ -386,64 +639,95 @@ class IncrementalBoard:
         self._held[key] = state
         return state
 
-    def _extend(self, state: _State) -> bool:
-        """Walk and commit until the prefix stops; False when another process moved the
-        checkpoint meanwhile (the caller re-reads it)."""
+    def _extend(self, state: _State) -> None:
+        """Walk, taking in the results that joined the prefix, until it stops; the
+        checkpoint is written when :func:`_due`. _Moved when the stored checkpoint is no
+        longer the one ``state`` extends (another process wrote it, or a passed-over match
+        has been recorded: the caller re-reads, or rebuilds)."""
         size = FIRST_CHUNK  # most updates find a result or two: read a little first
+        pending = state.pending
         while True:
-            known = self._known_seasons(state)
-            step = self._walk(state.position, size)
-            if step.position == state.position and not known:
-                return True
-            touched = self._register_known(state, known, self._owners(state) if known else {})
-            folder = self._folder(state)
-            for unit in self._with_seats(step.units, state):
-                folder.unit(unit)
-                for result in unit:
-                    touched.update(s.bot for s in result.seats)
-            state.comparisons, state.matches = folder.out.comparisons, folder.out.matches
-            for ladder in step.ladders:
-                if ladder not in state.ladders:
-                    state.ladders.append(ladder)
-            state.position = step.position
-            if not self._commit(state, folder.out, touched, step.skipped):
-                self._held.pop(self.scope.key, None)
-                return False
+            head, step = self._walk(state, size)
+            generation, late, top = head
+            if generation != state.generation or late:
+                raise _Moved
+            if top is not None and top > state.known_through:
+                known = self._known_seasons(state)
+                added = self._register_known(state, known, self._owners(state) if known else {})
+                pending.touched |= added
+                pending.header = True
+                state.version = next(_VERSIONS)
+            moved = step.position != state.position
+            if moved:
+                folder = self._folder(state)
+                touched = pending.touched
+                for unit in step.units:
+                    folder.unit(unit)
+                    for result in unit:
+                        touched.update(s.bot for s in result.seats)
+                state.comparisons, state.matches = folder.out.comparisons, folder.out.matches
+                for ladder in step.ladders:
+                    if ladder not in state.ladders:
+                        state.ladders.append(ladder)
+                state.position = step.position
+                state.version = next(_VERSIONS)
+                pending.skipped.extend(step.skipped)
+                pending.matches += step.walked
+                pending.header = True
+                if pending.since is None:
+                    pending.since = time.monotonic()
+            if pending.any() and _due(pending):
+                self._write(state)
             if step.stopped:
-                return True  # it stopped at a match that has not finished: nothing more now
-            size = CHUNK
+                return  # it stopped at a match that has not finished: nothing more now
+            # More to read. A deal group longer than the step: read more at once.
+            size = min(size * 8, CHUNK) if moved else size * 8
 
     def _folder(self, state: _State) -> Folder:
-        folder = Folder(self.scope.ladder, self.scope.scope, self.params)
-        out = folder.out
-        out.stats, out.ratings, out.current = state.stats, state.ratings, state.current
-        out.seat_counts = state.seat_counts
-        out.comparisons, out.matches = state.comparisons, state.matches
-        folder.live_ratings = state.live
+        folder = state.folder
+        if folder is None:
+            folder = state.folder = Folder(self.scope.ladder, self.scope.scope, self.params)
+            out = folder.out
+            out.stats, out.ratings, out.current = state.stats, state.ratings, state.current
+            out.seat_counts = state.seat_counts
+            folder.live_ratings = state.live
+        folder.out.comparisons, folder.out.matches = state.comparisons, state.matches
         return folder
 
-    def _commit(self, state: _State, out: Standings, touched: set[str], skipped: list[str]) -> bool:
+    def _write(self, state: _State) -> None:
+        """Write what ``state`` took in since the stored checkpoint (_Moved when that is no
+        longer the one it extends)."""
         key = self.scope.key
+        pending = state.pending
+        out = state.folder.out if state.folder is not None else None
         entries = [
             {"board": key, "bot": bot, "mu": _mu(state, bot, 0), "sigma": _mu(state, bot, 1),
              "data": _entry_data(state, bot)}
-            for bot in sorted(touched)
+            for bot in sorted(pending.touched)
         ]  # fmt: skip
-        history = [
-            {"board": key, "bot": bot, "step": p.step, "match_id": p.match_id,
-             "season": p.season, "version": p.version, "mu": p.mu, "sigma": p.sigma}
-            for bot, points in out.history.items() for p in points
-        ]  # fmt: skip
-        h2h = [
-            {"board": key, "a": a, "b": bb, "above": c.above, "below": c.below, "tied": c.tied}
-            for (a, bb), c in out.head_to_head.items()
-        ]
-        try:
-            self._write_step(state, entries, history, h2h, skipped)
-        except _Moved:
-            return False
+        history = (
+            []
+            if out is None
+            else [
+                {"board": key, "bot": bot, "step": p.step, "match_id": p.match_id,
+                 "season": p.season, "version": p.version, "mu": p.mu, "sigma": p.sigma}
+                for bot, points in out.history.items() for p in points
+            ]
+        )  # fmt: skip
+        h2h = (
+            []
+            if out is None
+            else [
+                {"board": key, "a": a, "b": bb, "above": c.above, "below": c.below,
+                 "tied": c.tied}
+                for (a, bb), c in out.head_to_head.items()
+            ]
+        )  # fmt: skip
+        self._write_step(state, entries, history, h2h, pending.skipped)
         state.generation += 1
-        return True
+        state.pending = _Pending()
+        if out is not None:
+            out.history, out.head_to_head = {}, {}
 
     def _write_step(
         self,
@@ -511,111 +795,126 @@ class IncrementalBoard:
 
     # -- the walk ------------------------------------------------------------------------
 
-    def _walk(self, position: tuple[int, int], size: int = CHUNK) -> _Step:
-        """The next step of the prefix after ``position`` (``size`` scheduled matches)."""
-        sm, se, r = t.scheduled_matches, t.seasons, t.results
-        seq, idx = position
-        query = (
-            sa.select(sm.c.season_pk, sm.c.idx, sm.c.match_id, sm.c.status, sm.c.spec,
-                      se.c.season_id, se.c.status.label("season_status"),
-                      r.c.match_id.label("recorded"), r.c.outcome, r.c.game, r.c.options)
-            .select_from(sm.join(se, se.c.id == sm.c.season_pk)
-                         .outerjoin(r, r.c.match_id == sm.c.match_id))
-            .where(self.scope.seasons_where())
-            # A row-value comparison: an index range scan on (season_pk, idx), not a sort
-            # of every scheduled match.
-            .where(sa.tuple_(sm.c.season_pk, sm.c.idx) > sa.tuple_(seq, idx))
-            .order_by(sm.c.season_pk, sm.c.idx)
-            .limit(size)
-        )  # fmt: skip
-        with self._reading("board walk") as conn:
-            rows = conn.execute(query).all()
-        step = _Step(position)
+    def _walk(self, state: _State, size: int) -> tuple[tuple[Any, Any, Any], _Step]:
+        """(the stored generation, whether a passed-over match was recorded since, the
+        board's newest season) and the next step of the prefix after the position
+        (``size`` scheduled matches): one round trip."""
+        sql, compiled = _walk_statement(self.store.engine.dialect, self.scope.kind)
+        seq, idx = state.position
+        values = {"board": self.scope.key, "v": self.scope.value, "seq": seq, "idx": idx,
+                  "n": size}  # fmt: skip
+        rows = _link(self.store).fetch(sql, _walk_params(compiled, values))
+        first = rows[0]
+        head = (first[0], bool(first[1]), first[2])
+        step = _Step(state.position)
         group: tuple[str, Any] | None = None
         pending: list[Result] = []
         pending_skipped: list[str] = []
-        last = position
+        last = state.position
         blocked = False
+        walked = 0  # scheduled matches read
+        closed = 0  # of which in the step
 
         def close() -> None:
-            nonlocal group, pending, pending_skipped
+            nonlocal group, pending, pending_skipped, closed
             if pending:
                 step.units.append(pending)
             step.skipped.extend(pending_skipped)
             step.position = last
             group, pending, pending_skipped = None, [], []
+            closed = walked
 
-        for row in rows:
-            deal = dict(row.spec).get("deal")
-            key = None if deal is None else (row.season_id, deal)
+        at, count = 0, len(rows)
+        if first[3] is None:
+            count = 0  # nothing scheduled after the position
+        while at < count:
+            row = rows[at]
+            end = at + 1
+            if row[10] is not None:  # recorded: one row per seat
+                while end < count and rows[end][5] == row[5]:
+                    end += 1
+            (_g, _l, _t, pk, index, match_id, status, deal, season_id, season_status,
+             recorded, outcome, game, options) = row[:14]  # fmt: skip
+            key = None if deal is None else (season_id, deal)
             if group is not None and key != group:
                 close()
             result: Result | None = None
             remember = False
-            if row.recorded is not None:
-                ladder = ladder_for(row.game, dict(row.options))
+            if recorded is not None:
+                ladder = self._ladder(state, game, options)
                 if ladder not in step.ladders:
                     step.ladders.append(ladder)
-                if row.outcome == Outcome.COMPLETED.value and ladder == self.scope.ladder:
+                if outcome == Outcome.COMPLETED.value and ladder == self.scope.ladder:
+                    seats = self._seats(state, rows, at, end)
                     result = Result(
-                        ladder, row.match_id, (row.season_pk, row.idx), (), Outcome.COMPLETED,
-                        row.season_id, None if deal is None else f"{row.season_id}/{deal}",
+                        ladder, match_id, (pk, index), seats, Outcome.COMPLETED, season_id,
+                        None if deal is None else f"{season_id}/{deal}",
                     )  # fmt: skip
-            elif _blocks(row.status, row.season_status):
+            elif _blocks(status, season_status):
                 blocked = True
                 break
             else:
-                remember = row.status != MatchStatus.CANCELLED.value
-            here = (row.season_pk, row.idx)
+                remember = status != MatchStatus.CANCELLED.value
+            walked += 1
+            here = (pk, index)
             if key is None:
                 if result is not None:
                     step.units.append([result])
                 if remember:
-                    step.skipped.append(row.match_id)
+                    step.skipped.append(match_id)
                 step.position = last = here
+                closed = walked
             else:
                 group = key
                 if result is not None:
                     pending.append(result)
                 if remember:
-                    pending_skipped.append(row.match_id)
+                    pending_skipped.append(match_id)
                 last = here
-        if group is not None and not blocked and len(rows) < size:
+            at = end
+        matches = walked + (1 if blocked else 0)
+        if group is not None and not blocked and matches < size:
             close()  # a season's matches are all stored at once: the deal is complete
-        step.stopped = blocked or len(rows) < size
-        return step
+        step.stopped = blocked or matches < size
+        step.walked = closed
+        return head, step
 
-    def _with_seats(self, units: list[list[Result]], state: _State) -> list[list[Result]]:
-        """The units with their results' seats read from the store."""
-        ids = [r.match_id for unit in units for r in unit]
-        seats: dict[str, list[StoreSeat]] = {}
-        c = t.result_seats.c
-        with self._reading("board seats") as conn:
-            for start in range(0, len(ids), IN_CHUNK):
-                for match_id, seat, bot, version, score, rank, played_out, faults in conn.execute(
-                    sa.select(c.match_id, c.seat, c.bot, c.version, c.score, c.rank,
-                              c.played_out, c.faults)
-                    .where(c.match_id.in_(ids[start : start + IN_CHUNK]))
-                    .order_by(c.match_id, c.seat)
-                ):  # fmt: skip
-                    seats.setdefault(match_id, []).append(
-                        StoreSeat(seat, bot, version, score, rank, bool(played_out), faults)
-                    )
-        names = {
-            entry.name
-            for rows in seats.values()
-            for seat in rows
-            if (entry := parse_entry(seat.bot)).kind == STORED
-        }
-        owners = self._owners(state, names)
-        return [
-            [
-                Result(r.ladder, r.match_id, r.order, seat_results(seats.get(r.match_id, ()),
-                       owners), r.outcome, r.season, r.deal_group)
-                for r in unit
-            ]
-            for unit in units
-        ]  # fmt: skip
+    def _ladder(self, state: _State, game: str, options: str) -> Ladder:
+        memo = (game, options)
+        ladder = state.ladder_of.get(memo)
+        if ladder is None:
+            ladder = state.ladder_of[memo] = ladder_for(game, json.loads(options))
+        return ladder
+
+    def _seats(self, state: _State, rows: list[Any], at: int, end: int) -> tuple[SeatResult, ...]:
+        """The seats of one recorded match (its rows ``at``..``end``), as the fold takes them."""
+        out = []
+        for row in rows[at:end]:
+            bot_id, version, score, rank, played_out, faults = row[14:20]
+            if bot_id is None:
+                continue  # a result without seats
+            ident = state.seat_ids.get(bot_id)
+            if ident is None:
+                ident = self._ident(state, bot_id)
+            name, written, owner = ident
+            out.append(
+                SeatResult(
+                    name, version or written, rank if rank is not None else 0,
+                    score if score is not None else 0.0, owner, bool(played_out), faults,
+                )
+            )  # fmt: skip
+        return tuple(out)
+
+    def _ident(self, state: _State, bot_id: str) -> tuple[str, str, str]:
+        """(name, version written in the id, owner) of a seat's bot id; kept once the owner
+        is known (a stored bot not in the registry is looked up again next time)."""
+        entry = parse_entry(bot_id)
+        owners = self._owners(state, {entry.name} if entry.kind == STORED else set())
+        name, written = bot_name(bot_id)
+        ident = (name, written, owner_of(bot_id, owners))
+        if entry.kind != STORED or entry.name in owners:
+            state.seat_ids[bot_id] = ident
+        return ident
 
     def _owners(self, state: _State, names: set[str] | None = None) -> dict[str, str]:
         """The bot registry's owners: re-read when ``names`` (stored bots' names) are not
@@ -625,6 +924,7 @@ class IncrementalBoard:
         with self._reading("bot owners") as conn:
             rows = conn.execute(sa.select(t.bots.c.name, t.bots.c.owner)).all()
         state.owners = {name: owner for name, owner in rows}
+        state.seat_ids.clear()
         return state.owners
 
     def _known_seasons(self, state: _State) -> list[tuple[int, str, str, Any]]:

@@ -134,3 +134,24 @@ def test_a_match_recorded_behind_the_prefix_rebuilds_the_board(url: str) -> None
         _same(after, rebuilt_leaderboard(store, GAME))
         assert after.standings.matches == len(records) and after.rows[0].rank == 1
         assert {r.bot: r for r in after.rows}["zed"].matches == 1
+
+
+def test_two_processes_holding_unwritten_checkpoints_both_stay_exact(url: str) -> None:
+    from saloon.ratings.incremental import BoardScope, IncrementalBoard
+    from saloon.ratings.ladders import default_ladder
+
+    with Store.open(url) as one, Store.open(url) as two:
+        records = _fill(one)
+        order = list(records)
+        random.Random(5).shuffle(order)
+        for i, record in enumerate(order):
+            one.record_result(record["match_id"], record, {})
+            # Each holds what it took in, mostly unwritten; the other's write moves the
+            # stored checkpoint under it (it then re-reads and re-extends).
+            game_leaderboard(one if i % 2 else two, GAME, details=i % 3 == 0)
+        rebuilt = rebuilt_leaderboard(one, GAME)
+        _same(game_leaderboard(one, GAME)[0], rebuilt)
+        _same(game_leaderboard(two, GAME)[0], rebuilt)
+        IncrementalBoard(two, BoardScope.all_time(default_ladder(GAME))).write()
+    with Store.open(url) as three:  # reads what was written, takes in nothing more
+        _same(game_leaderboard(three, GAME)[0], rebuilt)
