@@ -1,11 +1,14 @@
 """Leaderboards as the arena serves them: each rendered board kept until the results move.
 
-Boards are incremental underneath (saloon.ratings.incremental: a stored checkpoint,
-extended by each new result; reading one costs a few queries, not a fold). Rendering a
-board (the API's message, the HTML page with its charts) still costs something, and
-readers ask far more often than results arrive, so each rendered board is kept with the
-results' stamp it was made from (one cheap query) and made again only when the stamp has
-moved. One reader makes a missing board while the others of the same key wait for it.
+Boards are incremental underneath (saloon.ratings.incremental: a checkpoint held in
+memory and stored, extended by each new result; reading one costs a query, not a fold).
+Rendering a board (the API's message, the HTML page with its charts) still costs
+something, and readers ask far more often than results arrive, so each rendered board is
+kept with the stamp it was made from and made again only when the stamp has moved. A
+board's stamp is its own checkpoint's (saloon.ratings.boards.board_stamp: one walk
+statement, whatever the number of results stored); other things kept here default to
+the registry's results stamp. One reader makes a missing board while the others of the
+same key wait for it.
 """
 
 from __future__ import annotations
@@ -34,9 +37,12 @@ class BoardCache:
         self._making: dict[Hashable, threading.Lock] = {}
         self.made = 0
 
-    def get(self, key: Hashable, make: Callable[[], T]) -> T:
-        """The board of ``key``: the kept one if the results are unchanged, else ``make()``."""
-        stamp = self.registry.results_stamp()
+    def get(
+        self, key: Hashable, make: Callable[[], T], stamp_of: Callable[[], Hashable] | None = None
+    ) -> T:
+        """The board of ``key``: the kept one if its stamp is unchanged, else ``make()``;
+        ``stamp_of``: what the stamp is (default: the registry's results stamp)."""
+        stamp = (stamp_of or self.registry.results_stamp)()
         with self._lock:
             kept = self._boards.get(key)
             if kept is not None and kept[0] == stamp:

@@ -322,6 +322,16 @@ def drive(registry: Registry, queue: SeasonQueue | None, store_url: str) -> dict
     return done
 
 
+def ladder_stamp(registry: Registry, ladder_id: str) -> int:
+    """The stamp of a continuous ladder's board (saloon.ratings.boards.board_stamp);
+    RegistryError when there is no such ladder."""
+    row = registry.continuous(ladder_id)
+    if row is None:
+        raise RegistryError(f"no continuous ladder {ladder_id!r}")
+    request = ContinuousRequest.from_json(row.spec["request"])
+    return IncrementalBoard(registry.store, board_scope(request)).update()
+
+
 def ladder_board(
     registry: Registry, ladder_id: str, details: bool = False
 ) -> tuple[LadderRow, ContinuousRequest, Leaderboard]:

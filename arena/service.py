@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,7 +30,13 @@ from saloon.arena.interceptors import current_user
 from saloon.arena.matchmaker import Settings
 from saloon.arena.registry import LadderRow, Registry, User
 from saloon.arena.submit import MAX_UPLOAD_BYTES, Submission, submit
-from saloon.ratings.boards import game_leaderboard, season_leaderboard
+from saloon.ratings.boards import (
+    board_stamp,
+    game_leaderboard,
+    game_scope,
+    season_leaderboard,
+    season_scope,
+)
 from saloon.ratings.leaderboard import Leaderboard, render_json
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import seat_view
@@ -322,7 +328,18 @@ class ArenaService(pb_grpc.ArenaServicer):
         """A ladder's all-time board, or one season's (cached until its results change)."""
         options = tuple(sorted(request.options.items()))
         key = ("api", request.ladder_id, request.season_id, request.game, options)
-        return self.boards.get(key, lambda: self._board_message(request))
+        return self.boards.get(
+            key, lambda: self._board_message(request), lambda: self._board_stamp(request)
+        )
+
+    def _board_stamp(self, request: pb.LeaderboardRequest) -> Hashable:
+        """The stamp of the board asked for (its checkpoint's: no count of the results)."""
+        if request.ladder_id:
+            self._ladder_row(request.ladder_id)
+            return ("ladder", continuous.ladder_stamp(self.registry, request.ladder_id))
+        if request.season_id:
+            return board_stamp(self.store, season_scope(self.store, request.season_id))
+        return board_stamp(self.store, game_scope(request.game, dict(request.options)))
 
     def ListMatches(self, request: pb.SeasonRef, context: Any) -> Any:
         """A season's matches in schedule order: seats, status, ranks."""

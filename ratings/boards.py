@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 from saloon.ratings.errors import NoResultsError
 from saloon.ratings.fold import fold
 from saloon.ratings.htmlpage import render_html
-from saloon.ratings.incremental import BoardScope, board_standings
+from saloon.ratings.incremental import BoardScope, IncrementalBoard, board_standings
 from saloon.ratings.ladders import Ladder, default_ladder, ladder_for
 from saloon.ratings.leaderboard import (
     Leaderboard,
@@ -47,12 +47,27 @@ def write_leaderboard(board: Leaderboard, fmt: Format, out: TextIO) -> None:
 def season_leaderboard(store: Store, season_id: str, details: bool = True) -> Leaderboard:
     """The leaderboard of one season (season scope: no drift), from its checkpoint
     (saloon.ratings.incremental); ``details``: with histories and head-to-head."""
+    standings, known, _ladders = board_standings(store, season_scope(store, season_id), details)
+    return build_leaderboard(standings, season_id, known)
+
+
+def season_scope(store: Store, season_id: str) -> BoardScope:
+    """The board of season ``season_id`` (NoResultsError when there is no such season)."""
     season = store.season(season_id)
     if season is None:
         raise NoResultsError(f"no season {season_id!r} in the store")
-    scope = BoardScope.season(season_id, season_ladder(store, season_id, season.game))
-    standings, known, _ladders = board_standings(store, scope, details)
-    return build_leaderboard(standings, season_id, known)
+    return BoardScope.season(season_id, season_ladder(store, season_id, season.game))
+
+
+def game_scope(game: str, options: Mapping[str, str] | None = None) -> BoardScope:
+    """The all-time board of ``game``'s ladder with ``options`` (defaults filled in)."""
+    return BoardScope.all_time(default_ladder(game, options))
+
+
+def board_stamp(store: Store, scope: BoardScope) -> int:
+    """Bring ``scope``'s board up to date; a stamp that changes exactly when it does (one
+    walk statement when nothing is new: what a cache of rendered boards checks)."""
+    return IncrementalBoard(store, scope).update()
 
 
 def season_ladder(store: Store, season_id: str, game: str) -> Ladder:
@@ -80,8 +95,9 @@ def game_leaderboard(
 ) -> tuple[Leaderboard, list[Ladder]]:
     """The all-time leaderboard of ``game``'s ladder with ``options`` (defaults filled in),
     and the game's other ladders that have results."""
-    ladder = default_ladder(game, options)
-    standings, known, ladders = board_standings(store, BoardScope.all_time(ladder), details)
+    scope = game_scope(game, options)
+    ladder = scope.ladder
+    standings, known, ladders = board_standings(store, scope, details)
     board = build_leaderboard(standings, "", known)
     return board, [other for other in ladders if other != ladder]
 

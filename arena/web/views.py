@@ -20,12 +20,18 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from saloon.arena.boards import BoardCache
-from saloon.arena.continuous import ContinuousRequest, batch_season_id
+from saloon.arena.continuous import ContinuousRequest, batch_season_id, ladder_stamp
 from saloon.arena.continuous import ladder_board as continuous_board
 from saloon.arena.registry import LadderRow, Registry
 from saloon.arena.web.errors import NotFound
 from saloon.games import game_ids
-from saloon.ratings.boards import game_leaderboard, season_leaderboard
+from saloon.ratings.boards import (
+    board_stamp,
+    game_leaderboard,
+    game_scope,
+    season_leaderboard,
+    season_scope,
+)
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import Leaderboard
 from saloon.ratings.source import bot_name, registry_name
@@ -90,17 +96,33 @@ class Views:
     def game_board(self, game: str, options: Mapping[str, str]) -> Leaderboard:
         """The all-time board of ``game``'s ladder with ``options`` (defaults filled in)."""
         key = ("board", game, tuple(sorted(options.items())))
-        return self.boards.get(key, lambda: game_leaderboard(self.store, game, options)[0])
+        return self.boards.get(
+            key,
+            lambda: game_leaderboard(self.store, game, options)[0],
+            lambda: board_stamp(self.store, game_scope(game, options)),
+        )
 
     def season_board(self, season_id: str) -> Leaderboard:
         """One season's board."""
         return self.boards.get(
-            ("season-board", season_id), lambda: season_leaderboard(self.store, season_id)
+            ("season-board", season_id),
+            lambda: season_leaderboard(self.store, season_id),
+            lambda: board_stamp(self.store, season_scope(self.store, season_id)),
         )
 
     def ladder_board(self, ladder_id: str) -> Leaderboard:
         """A continuous ladder's board (saloon.arena.continuous), with its charts."""
-        return self.boards.get(("ladder-board", ladder_id), lambda: self._ladder(ladder_id)[2])
+        return self.boards.get(
+            ("ladder-board", ladder_id),
+            lambda: self._ladder(ladder_id)[2],
+            lambda: self._ladder_stamp(ladder_id),
+        )
+
+    def _ladder_stamp(self, ladder_id: str) -> int:
+        try:
+            return ladder_stamp(Registry(self.store), ladder_id)
+        except RegistryError:
+            raise NotFound(f"no continuous ladder {ladder_id!r}") from None
 
     def ladder(self, ladder_id: str) -> dict[str, Any]:
         """A continuous ladder: its state, settings, newest batch and board."""

@@ -142,3 +142,39 @@ def test_a_board_is_made_again_only_when_the_results_change(registry: Registry) 
     assert registry.store.record_result("stamp-1", record.to_json(), {})
     assert cache.get("k", make) == 3  # a new result: made again
     assert cache.get("k", make) == 3 and len(made) == 3
+
+
+def test_a_board_stamped_by_its_checkpoint_is_made_again_only_when_the_board_moves(
+    registry: Registry,
+) -> None:
+    from saloon.arena.boards import BoardCache
+    from saloon.ratings.boards import board_stamp, game_scope
+    from saloon.worker.store.rows import ScheduledMatch, SeasonStatus
+
+    store, game = registry.store, "seizure-v1"
+    pair = ["house:greedy", "house:random"]
+    store.create_season(
+        "st", {"game": game}, [ScheduledMatch(f"st-{i}", i, {"seats": pair}) for i in range(2)]
+    )
+    store.set_season_status("st", SeasonStatus.RUNNING)
+    cache = BoardCache(registry)
+    made: list[int] = []
+
+    def make() -> int:
+        made.append(1)
+        return len(made)
+
+    def stamp() -> int:
+        return board_stamp(store, game_scope(game))
+
+    def record(match_id: str, seed: int) -> None:
+        seats = [resolve_seat(bot, game) for bot in pair]
+        store.record_result(
+            match_id, play_match(game, seats, seed, match_id=match_id).to_json(), {}
+        )
+
+    assert cache.get("b", make, stamp) == 1 and cache.get("b", make, stamp) == 1
+    record("st-1", 1)  # st-0 not played yet: the board does not move, nor its stamp
+    assert cache.get("b", make, stamp) == 1
+    record("st-0", 2)  # both join the board
+    assert cache.get("b", make, stamp) == 2 and cache.get("b", make, stamp) == 2
