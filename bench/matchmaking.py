@@ -11,7 +11,8 @@ the rest to the seat; the total stays beta^2.
 
 **Ratings** are the ladders' own fold (saloon.ratings.fold.Folder, season dynamics tau 0,
 draw probability 0.01), fed result by result; the board's order is theirs: mu - 3 sigma,
-then mu, then name.
+then mu, then name. Names are dealt in a random order of skill (names in skill order
+would hand the board the true order of every tie).
 
 **Measured** every ``n / seats`` matches (one matchmaker batch): Kendall's tau of the
 board's order against the true one, and whether the true top 10 are the board's top 10 in
@@ -65,7 +66,11 @@ class Sim:
 
     def __post_init__(self) -> None:
         self.skill = [(self.n - 1 - i) * GAP for i in range(self.n)]
-        self.names = [f"b{i:03d}" for i in range(self.n)]
+        # names in a random order of skill: the board breaks ties on names, and names in
+        # skill order would hand it the true order of every tie for free
+        labels = list(range(self.n))
+        random.Random(derive_seed(self.seed, "names")).shuffle(labels)
+        self.names = [f"b{label:03d}" for label in labels]
         self.version = ["v1"] * self.n
         self.rng = random.Random(derive_seed(self.seed, "results"))
         self.folder = Folder(LADDER, Scope.SEASON, PARAMS)
