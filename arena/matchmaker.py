@@ -19,7 +19,12 @@ workers played the earlier batches. Expected information decides, in two steps:
    left) with the most expected information with those already seated: TrueSkill's match
    quality times the sigma^2 the pair would share. With ``one_per_owner`` no two bots of
    one owner share a table (Halite's rule; house baselines are nobody's, so they may meet).
-   A new version's first table of the batch includes the nearest house baseline.
+   A new version's first table of the batch includes the nearest house baseline. A
+   newcomer in a settled field (sigma above ``new_sigma`` and ``place_ratio`` times the
+   field's median) is *placed* instead: its tables alternate between the opponents
+   nearest ``mu + place_spread x sigma`` and ``mu - place_spread x sigma``, where a
+   result moves it furthest, so that a version far from its predecessor finds its place
+   in tens of matches, not hundreds.
 
 Seat positions: each table's seating is the permutation that puts every bot where it has
 sat least (counts carried across batches, updated within one); 5-6 seats: greedily.
@@ -29,6 +34,7 @@ out by construction.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
@@ -57,6 +63,13 @@ WINDOW = 8
 REACH_FACTOR = 1
 #: Most seats one bot fills in one batch, as a multiple of its fair share (at least 2).
 MAX_SHARE = 4.0
+#: Placement of a newcomer in a settled field (its sigma above ``new_sigma`` and above
+#: ``place_ratio`` times the field's median sigma): its tables alternate between opponents
+#: ``place_spread`` of its sigmas above and below its mu, where a result moves it most (it
+#: may be far from where its predecessor was). In a young field, where every bot is new,
+#: nobody is placed: neighbours in mu order sort it fastest.
+PLACE_SPREAD = 1.5
+PLACE_RATIO = 2.0
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,8 @@ class Settings:
     window: int = WINDOW
     reach_factor: int = REACH_FACTOR
     max_share: float = MAX_SHARE
+    place_spread: float = PLACE_SPREAD
+    place_ratio: float = PLACE_RATIO
     beta: float = DEFAULT_BETA
 
     def tables(self, bots: int, seats: int) -> int:
@@ -149,6 +164,10 @@ def choose_batch(
     fair = total / n
     cap = max(2, math.ceil(settings.max_share * fair))
     _needs(order, settings)
+    field = sorted(b.entry.sigma for b in order if not b.entry.house)
+    placing = settings.place_ratio * field[len(field) // 2] if field else math.inf
+    placing = max(placing, settings.new_sigma)
+    neg_mus = [-b.entry.mu for b in order]
     _shares(order, total, fair, cap, settings)
     houses = sorted((b for b in order if b.entry.house), key=lambda b: b.rank)
     heap = [(-b.owed, -b.left, -b.need, b.key, b.index) for b in bots if b.left > 0]
@@ -160,7 +179,7 @@ def choose_batch(
         first = bots[index]
         if first.left != -left or first.owed != -owed:  # stale: the current one was pushed
             continue
-        table = _table(first, order, houses, seats, settings, anchored)
+        table = _table(first, order, houses, seats, settings, anchored, placing, neg_mus)
         if table is None:
             first.left = 0  # nobody may sit with it in this batch
             continue
@@ -237,8 +256,11 @@ def _table(
     seats: int,
     settings: Settings,
     anchored: set[int],
+    placing: float,
+    neg_mus: list[float],
 ) -> list[_Bot] | None:
-    """A table around ``first``: the most informative eligible neighbours, or None."""
+    """A table around ``first``: the most informative eligible neighbours (a newcomer's:
+    those nearest its placement target), or None."""
     table = [first]
     if (
         first.entry.sigma > settings.new_sigma
@@ -250,7 +272,16 @@ def _table(
         anchored.add(first.index)
         if anchor is not first:
             table.append(anchor)
+    target = None
+    if first.entry.sigma > placing and not first.entry.house and settings.place_spread:
+        side = 1 if first.taken % 2 == 0 else -1  # above, below, above, ...
+        target = first.entry.mu + side * settings.place_spread * first.entry.sigma
     while len(table) < seats:
+        if target is not None:
+            pick = _near(target, table, order, settings, neg_mus)
+            if pick is not None:
+                table.append(pick)
+                continue
         pick = _best(table, order, settings, need_left=True) or _best(
             table, order, settings, need_left=False
         )
@@ -294,6 +325,30 @@ def _best(table: list[_Bot], order: list[_Bot], settings: Settings, need_left: b
             break  # a far opponent teaches little: better an extra seat for a near one
         reach *= 2  # nobody eligible near: look further out
     return None if best is None else best[3]
+
+
+def _near(
+    target: float, table: list[_Bot], order: list[_Bot], settings: Settings, neg_mus: list[float]
+) -> _Bot | None:
+    """The eligible bot with seats left whose mu is nearest ``target``, among the
+    ``2 x window`` nearest; None when none of those is."""
+    high = bisect.bisect_left(neg_mus, -target)  # order[high:] have mu <= target
+    low = high - 1
+    for _ in range(2 * settings.window):
+        above = order[low] if low >= 0 else None
+        below = order[high] if high < len(order) else None
+        if above is None and below is None:
+            return None
+        if below is None or (
+            above is not None and above.entry.mu - target <= target - below.entry.mu
+        ):
+            cand, low = above, low - 1
+        else:
+            cand, high = below, high + 1
+        assert cand is not None
+        if cand.left > 0 and _eligible(cand, table, settings):
+            return cand
+    return None
 
 
 def _seated(table: list[_Bot]) -> tuple[int, ...]:

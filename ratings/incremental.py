@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 #: Bumped when what a checkpoint stores, or how the fold rates, changes: a stored
 #: checkpoint of another format is rebuilt, never extended.
-FOLD_FORMAT = 1
+FOLD_FORMAT = 2
 #: Scheduled matches read per step of the walk, at most.
 CHUNK = 2000
 #: Scheduled matches read by an update's first step (most updates find one result or two,

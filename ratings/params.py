@@ -28,10 +28,14 @@ SEASON_TAU = 0.0
 #: by newer results (opponents improve, versions change) without wandering between them.
 ALL_TIME_TAU = DEFAULT_MU / 3000
 #: A new version of a bot starts from its predecessor's mu with sigma widened by this factor
-#: (capped at the prior sigma): it is probably close to its predecessor, but not surely.
+#: (capped at the prior sigma) ...
 VERSION_SIGMA_FACTOR = 2.0
-#: ... and never narrower than this, so a much better (or worse) version moves in ~10 matches.
-VERSION_SIGMA_FLOOR = DEFAULT_SIGMA / 3
+#: ... and never narrower than this: the prior's own sigma. A new version may be a one-line
+#: change or a rewrite, so its predecessor's mu is only where its search starts. (Measured,
+#: bench/matchmaking.py: with a floor of 25/9 a version that jumps from the last place to
+#: place 10 of 50 is still ~25 places off after 40 of its matches, with 5, ~8; with the
+#: prior's sigma and the matchmaker's placement, ~2.)
+VERSION_SIGMA_FLOOR = DEFAULT_SIGMA
 #: Draw probability when a ladder says nothing: TrueSkill's own default.
 DEFAULT_DRAW_PROBABILITY = 0.10
 #: Highest draw probability any environment gets (trueskill needs it < 1; above this a draw

@@ -92,3 +92,25 @@ def test_repeating_schedules_derive_their_season_seeds() -> None:
     and schedule 1's first played the same deals."""
     assert repeat_seed(0, 2) != repeat_seed(1, 1)
     assert repeat_seed(5, 3) == repeat_seed(5, 3) and 0 <= repeat_seed(5, 3) < 2**63
+
+
+def test_a_newcomer_in_a_settled_field_is_placed_above_and_below_its_mu() -> None:
+    # a settled field 40 .. 1 (sigma ~1) and a new version at the bottom with the prior's
+    # sigma: its tables alternate between opponents 1.5 sigma above and below its mu
+    entries = [Entry(f"b{i}", f"o{i}", 40.0 - i, 1.0) for i in range(40)]
+    entries.append(Entry("new", "onew", 5.0, 8.0))
+    tables = choose_batch(entries, 2, Settings(), 3)
+    opponents = [entries[t[0] if t[1] == 40 else t[1]].mu for t in tables if 40 in t]
+    assert len(opponents) >= 4  # it plays more while new
+    assert any(mu >= 5.0 + 1.5 * 8.0 - 1 for mu in opponents)  # near 17: far above it
+    assert any(mu <= 5.0 for mu in opponents)  # and below
+    # without placement it meets only its neighbours in mu order
+    plain = choose_batch(entries, 2, Settings(place_spread=0), 3)
+    assert all(entries[b].mu < 12 for t in plain if 40 in t for b in t)
+
+
+def test_nobody_is_placed_in_a_young_field() -> None:
+    # every bot is new (the median sigma is high): neighbours in mu order, not placement
+    entries = [Entry(f"b{i}", f"o{i}", 25.0 + (20 - i) * 0.5, 7.0) for i in range(40)]
+    tables = choose_batch(entries, 2, Settings(), 5)
+    assert tables == choose_batch(entries, 2, Settings(place_spread=0), 5)
