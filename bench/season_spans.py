@@ -79,6 +79,11 @@ def main() -> int:
         jobs.batch_job = _span("job function", jobs.batch_job)
         Store.claim_matches = _span("claim", Store.claim_matches)  # type: ignore[method-assign]
         Store.record_results = _span("record", Store.record_results)  # type: ignore[method-assign]
+    if hasattr(Store, "send_results"):  # sent, then waited for at the next flush
+        from saloon.worker.store.store import PendingResults
+
+        Store.send_results = _span("record", Store.send_results)  # type: ignore[method-assign]
+        PendingResults.wait = _span("record", PendingResults.wait)  # type: ignore[method-assign]
     Store.claim_match = _span("claim", Store.claim_match)  # type: ignore[method-assign]
     Store.record_result = _span("record", Store.record_result)  # type: ignore[method-assign]
     play.build_match = _span("seats", play.build_match)

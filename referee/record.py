@@ -15,6 +15,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from saloon.games import Options
 from saloon.referee.errors import RecordError
 from saloon.referee.faults import Fault, FaultKind
@@ -219,6 +221,30 @@ class MatchRecord:
 
     def to_json(self, *, timing: bool = True) -> dict[str, Any]:
         """The record's JSON form (``timing=False`` drops the measured wall times)."""
+        return self._json([e.to_json() for e in self.log], timing)
+
+    def json_bytes(self, *, timing: bool = True) -> bytes:
+        """``orjson.dumps(self.to_json())`` (compact UTF-8 JSON, the same bytes) at about
+        half the cost: the log's entries are encoded without copying each into a fresh
+        dict of fresh lists first (a worker stores every record it plays this way)."""
+        log: list[dict[str, Any]] = []
+        add = log.append
+        for e in self.log:  # LogEntry.to_json's keys, in its order
+            entry: dict[str, Any]
+            if e.seat is None:
+                entry = {"chance": e.kind, "outcome": e.outcome}
+            else:
+                entry = {"seat": e.seat, "kind": e.kind, "action": e.action}
+                if e.auto:
+                    entry["auto"] = True
+                if e.fallback:
+                    entry["fallback"] = True
+            if e.events:
+                entry["events"] = e.events
+            add(entry)
+        return orjson.dumps(self._json(log, timing))
+
+    def _json(self, log: list[dict[str, Any]], timing: bool) -> dict[str, Any]:
         out: dict[str, Any] = {
             "format": FORMAT,
             "saloon_version": self.saloon_version,
@@ -228,7 +254,7 @@ class MatchRecord:
             "seed": self.seed,
             "seats": [s.to_json() for s in self.seats],
             "limits": self.limits.to_json(),
-            "log": [e.to_json() for e in self.log],
+            "log": log,
             "faults": [
                 {"seat": f.seat, "kind": f.kind.value, "decision": f.decision, "detail": f.detail}
                 for f in self.faults

@@ -10,10 +10,14 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from rq.job import Job
 
+from saloon.referee.record import without_timing
+from saloon.worker.queue.jobs import FLUSH_EVERY, JobOutcome, run_batch
 from saloon.worker.queue.season_queue import SeasonQueue, alive_key, connect
 from saloon.worker.seasons.batching import MAX_BATCH, MIN_JOBS, batch_size
+from saloon.worker.seasons.play import play_spec
 from saloon.worker.seasons.run import create, start
 from saloon.worker.store.rows import MatchStatus
 from saloon.worker.store.store import Store
@@ -91,3 +95,25 @@ def test_a_batched_season_records_each_match_once_and_a_killed_batch_skips_what_
         others = [m for m in rows if m not in batch_ids]
         assert all(rows[m].attempts == 1 for m in others)
     workers.stop()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_batch_records_each_match_once_in_flushes_and_the_same_as_played_alone(
+    backend: str, pg_url: str, tmp_path: Path
+) -> None:
+    sid = f"f{uuid.uuid4().hex[:6]}"
+    url = pg_url if backend == "postgresql" else f"sqlite:///{tmp_path}/store.db"
+    players = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
+    with Store.open(url) as store:
+        specs = create(store, season(sid, players, rounds=2))  # 24 matches: 3 flushes
+        assert len(specs) > 2 * FLUSH_EVERY
+        assert set(run_batch(specs, store, "w1")) == {JobOutcome.RECORDED}
+        assert store.progress(sid).done == len(specs)
+        # A retried batch plays nothing and writes nothing.
+        assert set(run_batch(specs, store, "w2")) == {JobOutcome.DUPLICATE}
+        assert len(store.results(season_id=sid)) == len(specs)
+        for spec in specs[:: FLUSH_EVERY - 1]:  # same seed, same record, however played
+            stored = store.match_record(spec.match_id)
+            assert stored is not None
+            alone = play_spec(spec).record.to_json()
+            assert without_timing(stored) == without_timing(alone)

@@ -609,3 +609,67 @@ def test_record_results_writes_each_match_once_with_its_rows(store: Store) -> No
     assert store.match_record("rb-2") == record("rb-2")
     assert store.progress("rb").done == 3
     assert store.record_results([]) == []
+
+
+def played(match_id: str, **extra: Any) -> MatchRecord:
+    """A worker's own record of ``match_id`` (a MatchRecord, not its JSON)."""
+    return MatchRecord.from_json(record(match_id, **extra))
+
+
+def test_send_results_records_a_workers_records_once_as_their_json(store: Store) -> None:
+    store.create_season("sr", {"game": "seas-of-strife-v1"}, schedule("sr", 4))
+    assert store.record_result("sr-1", played("sr-1"), {}) is True
+    fault = Fault(1, FaultKind.INVALID, 2, "no such card")
+    items: list[tuple[str, Any, dict[int, str], None]] = [
+        ("sr-0", played("sr-0", faults=(fault,)), {1: "hm"}, None),
+        ("sr-1", played("sr-1"), {}, None),  # recorded already: dropped
+        ("sr-2", record("sr-2"), {}, None),  # the JSON form is taken too
+        ("sr-0", played("sr-0"), {}, None),  # twice in one flush: written once
+    ]
+    pending = store.send_results(items)
+    assert pending.wait() == [True, False, True, True]
+    assert pending.settled and pending.wait() == [True, False, True, True]
+    # Stored as the JSON form, byte for byte what the record's to_json() holds.
+    assert store.match_record("sr-0") == played("sr-0", faults=(fault,)).to_json()
+    assert [f.detail for f in store.faults("sr-0")] == ["no such card"]
+    assert store.stderr("sr-0", 1) == "hm"
+    assert [s.faults for s in (store.result("sr-0") or pytest.fail()).seats] == [0, 1]
+    assert store.progress("sr").done == 3
+    assert store.send_results([("sr-2", played("sr-2"), {}, None)]).wait() == [False]
+    assert store.send_results([]).wait() == []
+    with pytest.raises(InvalidRecord, match="given for match"):
+        store.send_results([("sr-3", played("sr-0"), {}, None)])
+    assert store.result("sr-3") is None
+
+
+@postgres_only
+@pytest.mark.parametrize("kill", ["before the send", "under the statement"])
+def test_a_connection_dropped_around_a_sent_record_records_it_once(
+    store: Store, store_url: str, kill: str
+) -> None:
+    store.create_season("dr", {"game": "seas-of-strife-v1"}, schedule("dr", 2))
+    store.engine.dispose()  # one pooled connection: the one the send will use
+    with store.engine.connect() as conn:
+        pid = int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+    admin = sa.create_engine(store_url)
+    try:
+        with admin.connect() as locker, admin.connect() as killer:
+            if kill == "under the statement":
+                # The record's DONE mark waits on this row lock: the statement is still
+                # running (nothing committed) when its connection is killed.
+                locker.execute(
+                    sa.text("SELECT 1 FROM scheduled_matches WHERE match_id = 'dr-0' FOR UPDATE")
+                )
+            else:
+                killer.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            pending = store.send_results([("dr-0", played("dr-0"), {}, None)])
+            if kill == "under the statement":
+                killer.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+                locker.rollback()
+            # Sent again on a fresh connection, which writes it.
+            assert pending.wait() == [True]
+    finally:
+        admin.dispose()
+    assert store.result("dr-0") is not None and store.progress("dr").done == 1
+    assert store.send_results([("dr-0", played("dr-0"), {}, None)]).wait() == [False]
+    assert len(store.results()) == 1

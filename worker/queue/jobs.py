@@ -23,7 +23,7 @@ from saloon.worker.seasons.play import PlayedMatch, StoredResolver, play_spec
 from saloon.worker.seasons.spec import MatchSpec
 from saloon.worker.store.config import resolve_url
 from saloon.worker.store.rows import MatchStatus
-from saloon.worker.store.store import Store
+from saloon.worker.store.store import PendingResults, Store
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
             return JobOutcome.REFUSED
     try:
         record = played.record
-        wrote = store.record_result(spec.match_id, record.to_json(), played.stderr, parsed=record)
+        wrote = store.record_result(spec.match_id, record, played.stderr)
     except WorkerError:
         # Keep the played match: the retry records it without playing it again.
         while len(_unrecorded) >= MAX_UNRECORDED:
@@ -154,9 +154,11 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
 
 #: A batch job records what it played every this many matches (one statement each), at
 #: least every FLUSH_EVERY_MS of play, and at its end: a worker killed mid-batch loses at
-#: most that much play. (Recording on a thread of its own, overlapping the next matches,
-#: was slower: the GIL hand-over between the playing and the recording thread cost more
-#: than the database's wait it hid.)
+#: most that much play. On PostgreSQL each flush but the last is sent without waiting
+#: (Store.send_results): the database executes and commits it while the next matches
+#: play, and its answer is read at the next flush. (Recording on a thread of its own was
+#: slower: the GIL hand-over between the playing and the recording thread cost more than
+#: the database's wait it hid.)
 FLUSH_EVERY = 8
 FLUSH_EVERY_MS = 250.0
 
@@ -169,72 +171,92 @@ def _keep_unrecorded(played: list[tuple[MatchSpec, PlayedMatch]]) -> None:
         _unrecorded[spec.match_id] = match
 
 
+class _Recorder:
+    """A batch's played matches on their way into the store, FLUSH_EVERY at a time, each
+    by its own id; at most one flush in flight. A failure to record keeps every played
+    match not known to be recorded (in flight or waiting) for the retry, and raises."""
+
+    def __init__(self, store: Store, outcomes: dict[str, JobOutcome]) -> None:
+        self.store = store
+        self.outcomes = outcomes
+        self.ready: list[tuple[MatchSpec, PlayedMatch]] = []
+        self.flushed = time.perf_counter()
+        self._flight: tuple[list[tuple[MatchSpec, PlayedMatch]], PendingResults] | None = None
+
+    def add(self, spec: MatchSpec, played: PlayedMatch) -> None:
+        """One more played match; a flush is sent when FLUSH_EVERY or FLUSH_EVERY_MS is up."""
+        self.ready.append((spec, played))
+        now = time.perf_counter()
+        if len(self.ready) >= FLUSH_EVERY or (now - self.flushed) * 1000 >= FLUSH_EVERY_MS:
+            self.flush(wait=False)
+            self.flushed = now
+
+    def flush(self, *, wait: bool) -> None:
+        """Settle the flush in flight, send what is ready; with ``wait``, settle it too."""
+        self._settle()
+        ready, self.ready = self.ready, []
+        if ready:
+            items = [(spec.match_id, played.record, played.stderr, None) for spec, played in ready]
+            try:
+                self._flight = (ready, self.store.send_results(items))
+            except WorkerError:
+                _keep_unrecorded(ready)
+                raise
+        if wait:
+            self._settle()
+
+    def _settle(self) -> None:
+        if self._flight is None:
+            return
+        (sent, pending), self._flight = self._flight, None
+        try:
+            wrote = pending.wait()
+        except WorkerError:
+            _keep_unrecorded(sent + self.ready)
+            self.ready = []
+            raise
+        for (spec, _), w in zip(sent, wrote, strict=True):
+            self.outcomes[spec.match_id] = JobOutcome.RECORDED if w else JobOutcome.DUPLICATE
+
+
 def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[JobOutcome]:
     """Play a batch of scheduled matches (one season's, in schedule order), each claimed
     and recorded by its own id exactly once; the outcome of each.
 
     One claim statement for the batch (matches DONE or CANCELLED are left alone: a
     retried batch skips what it recorded before), then the matches one by one, their
-    results recorded FLUSH_EVERY at a time, in one statement each.
+    results recorded FLUSH_EVERY at a time, in one statement each, the last flush waited
+    for before the job returns (a match counts as recorded only once the store said so).
     A failure to record keeps the played matches for the retry, as a one-match job does.
     """
     outcomes: dict[str, JobOutcome] = {}
     fresh = [s for s in specs if s.match_id not in _unrecorded]
     statuses = store.claim_matches([s.match_id for s in fresh], worker) if fresh else {}
-    ready: list[tuple[MatchSpec, PlayedMatch]] = []
-    flushed = time.perf_counter()
+    recorder = _Recorder(store, outcomes)
+    resolver = stored_resolver(store)
     for spec in specs:
         played = _unrecorded.pop(spec.match_id, None)
         if played is None:
             status = statuses.get(spec.match_id)
             if status is None:
+                recorder.flush(wait=True)
                 raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
             if status in (MatchStatus.DONE, MatchStatus.CANCELLED):
                 done = status is MatchStatus.DONE
                 outcomes[spec.match_id] = JobOutcome.DUPLICATE if done else JobOutcome.CANCELLED
                 continue
             try:
-                played = play_spec(spec, stored_resolver(store))
+                played = play_spec(spec, resolver)
             except BotRefError as exc:
                 store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
                 outcomes[spec.match_id] = JobOutcome.REFUSED
                 continue
             except BaseException:
-                _record_or_keep(store, ready, outcomes)  # what was played stays played
+                recorder.flush(wait=True)  # what was played stays played
                 raise
-        ready.append((spec, played))
-        now = time.perf_counter()
-        if len(ready) >= FLUSH_EVERY or (now - flushed) * 1000 >= FLUSH_EVERY_MS:
-            _record_or_keep(store, ready, outcomes)
-            ready, flushed = [], now
-    _record_or_keep(store, ready, outcomes)
+        recorder.add(spec, played)
+    recorder.flush(wait=True)
     return [outcomes[s.match_id] for s in specs]
-
-
-def _record_or_keep(
-    store: Store, ready: list[tuple[MatchSpec, PlayedMatch]], outcomes: dict[str, JobOutcome]
-) -> None:
-    """Record ``ready`` in one statement into ``outcomes``; on a store failure keep them
-    for the retry and raise."""
-    try:
-        outcomes.update(_record_many(store, ready))
-    except WorkerError:
-        _keep_unrecorded(ready)
-        raise
-
-
-def _record_many(store: Store, ready: list[tuple[MatchSpec, PlayedMatch]]) -> dict[str, JobOutcome]:
-    if not ready:
-        return {}
-    items = [
-        (spec.match_id, played.record.to_json(), played.stderr, played.record)
-        for spec, played in ready
-    ]
-    wrote = store.record_results(items)
-    return {
-        spec.match_id: JobOutcome.RECORDED if w else JobOutcome.DUPLICATE
-        for (spec, _), w in zip(ready, wrote, strict=True)
-    }
 
 
 def batch_job(specs_json: list[dict[str, Any]], store_url: str) -> str:

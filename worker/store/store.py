@@ -9,9 +9,11 @@ so it holds across processes and machines).
 
 from __future__ import annotations
 
+import binascii
 import json
 import logging
 import os
+import select
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,7 +21,9 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
 import orjson
+import psycopg
 import sqlalchemy as sa
+from psycopg import pq
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
@@ -60,6 +64,7 @@ __all__ = [
     "FaultRow",
     "MatchStatus",
     "Outcome",
+    "PendingResults",
     "Progress",
     "ResultRow",
     "ScheduledMatch",
@@ -77,6 +82,7 @@ log = logging.getLogger(__name__)
 RECORD_ENCODING = "zlib+json"
 
 # Built once: statement objects memoise their cache keys, so the hot path skips that work.
+_INSERT_RESULT = t.results.insert()
 _INSERT_SEATS = t.result_seats.insert()
 _INSERT_FAULTS = t.faults.insert()
 _INSERT_RECORD = t.match_records.insert()
@@ -121,17 +127,19 @@ WITH r AS (
 SELECT match_id FROM r
 """
 )
-#: PostgreSQL: record SEVERAL matches in one statement (Store.record_results): the same
-#: shape as _RECORD_PG, each row set keyed by its match id, every write hanging off the
-#: result rows the first CTE inserts (a match recorded already writes nothing).
-_RECORD_MANY_PG = sa.text(
-    """
+#: PostgreSQL: record SEVERAL matches in one statement (Store.record_results and
+#: send_results): the same shape as _RECORD_PG, each row set keyed by its match id, every
+#: write hanging off the result rows the first CTE inserts (a match recorded already writes
+#: nothing). Sent through libpq itself (Store._pg_send), so every parameter is text: the
+#: row sets as JSON arrays ($1 results, $2 seats, $3 faults, $4 stderr, $5 records, their
+#: zlib blobs in base64), $6 the encoding, $7 DONE, $8 the finish time.
+_RECORD_MANY_PG = b"""
 WITH r AS (
     INSERT INTO results
         (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at)
     SELECT x.match_id, x.game, x.options, x.seed, x.outcome, x.abort_reason,
-           x.saloon_version, :finished_at
-    FROM json_to_recordset(CAST(:results AS JSON)) AS x(
+           x.saloon_version, CAST($8 AS TIMESTAMPTZ)
+    FROM json_to_recordset(CAST($1 AS JSON)) AS x(
         match_id TEXT, game TEXT, options JSON, seed TEXT, outcome TEXT, abort_reason TEXT,
         saloon_version TEXT)
     ON CONFLICT (match_id) DO NOTHING
@@ -139,7 +147,7 @@ WITH r AS (
 ), seats AS (
     INSERT INTO result_seats (match_id, seat, bot, version, score, rank, played_out, faults)
     SELECT x.match_id, x.seat, x.bot, x.version, x.score, x.rank, x.played_out, x.faults
-    FROM json_to_recordset(CAST(:seats AS JSON)) AS x(
+    FROM json_to_recordset(CAST($2 AS JSON)) AS x(
         match_id TEXT, seat INTEGER, bot TEXT, version TEXT, score DOUBLE PRECISION,
         rank INTEGER, played_out BOOLEAN, faults INTEGER)
     JOIN r ON r.match_id = x.match_id
@@ -147,28 +155,43 @@ WITH r AS (
     INSERT INTO faults (match_id, seat, kind, decision, detail)
     SELECT x.f ->> 'match_id', CAST(x.f ->> 'seat' AS INTEGER), x.f ->> 'kind',
            CAST(x.f ->> 'decision' AS INTEGER), x.f ->> 'detail'
-    FROM json_array_elements(CAST(:faults AS JSON)) WITH ORDINALITY AS x(f, n)
+    FROM json_array_elements(CAST($3 AS JSON)) WITH ORDINALITY AS x(f, n)
     JOIN r ON r.match_id = x.f ->> 'match_id'
     ORDER BY x.n
 ), record AS (
     INSERT INTO match_records (match_id, encoding, raw_bytes, data)
-    SELECT x.match_id, :encoding, x.raw_bytes, x.data
-    FROM unnest(CAST(:record_ids AS TEXT[]), CAST(:record_sizes AS INTEGER[]),
-                CAST(:record_data AS BYTEA[])) AS x(match_id, raw_bytes, data)
+    SELECT x.match_id, CAST($6 AS TEXT), x.raw_bytes, decode(x.data, 'base64')
+    FROM json_to_recordset(CAST($5 AS JSON)) AS x(match_id TEXT, raw_bytes INTEGER, data TEXT)
     JOIN r ON r.match_id = x.match_id
 ), stderr AS (
     INSERT INTO seat_stderr (match_id, seat, "text", dropped_bytes)
     SELECT x.match_id, x.seat, x."text", x.dropped_bytes
-    FROM json_to_recordset(CAST(:stderr AS JSON)) AS x(
+    FROM json_to_recordset(CAST($4 AS JSON)) AS x(
         match_id TEXT, seat INTEGER, "text" TEXT, dropped_bytes INTEGER)
     JOIN r ON r.match_id = x.match_id
 ), done AS (
-    UPDATE scheduled_matches SET status = :done, updated_at = :finished_at
+    UPDATE scheduled_matches SET status = CAST($7 AS TEXT), updated_at = CAST($8 AS TIMESTAMPTZ)
     WHERE match_id IN (SELECT match_id FROM r)
 )
 SELECT match_id FROM r
 """
+#: PostgreSQL: claim a batch's matches (Store.claim_matches) in ONE round trip, autocommit:
+#: each scheduled id RUNNING (an attempt) unless DONE or CANCELLED, and every scheduled
+#: id's status afterwards (the outer SELECT sees the rows as before the UPDATE, so a
+#: claimed one is reported RUNNING from the CTE). The claim is advisory (the result is
+#: what counts): set_config(..., true) makes this statement's commit skip the WAL flush.
+_CLAIM_MANY_PG = """
+WITH c AS (
+    UPDATE scheduled_matches
+    SET status = %(running)s, detail = %(worker)s, attempts = attempts + 1, updated_at = %(at)s
+    WHERE match_id = ANY(%(ids)s) AND status <> ALL(%(kept)s)
+      AND set_config('synchronous_commit', 'off', true) IS NOT NULL
+    RETURNING match_id
 )
+SELECT m.match_id, CASE WHEN c.match_id IS NULL THEN m.status ELSE %(running)s END
+FROM scheduled_matches AS m LEFT JOIN c ON c.match_id = m.match_id
+WHERE m.match_id = ANY(%(ids)s)
+"""
 #: Match ids per IN (...) list: well under SQLite's bound-parameter limit.
 _CHUNK = 500
 
@@ -185,6 +208,45 @@ class _RecordRows(NamedTuple):
     record: dict[str, Any]
     stderr: list[dict[str, Any]]
     at: datetime
+
+
+class _ConnectionLost(Exception):
+    """A pooled PostgreSQL connection turned out dead while recording (Store._pg_send)."""
+
+
+class _Flight(NamedTuple):
+    """A record statement sent and not yet answered: its connection, checked out."""
+
+    conn: sa.Connection
+    pgconn: Any
+
+
+class PendingResults:
+    """Results on their way into the store (Store.send_results); :meth:`wait` for them."""
+
+    def __init__(
+        self,
+        match_ids: list[str],
+        written: set[str] | None,
+        collect: Callable[[], set[str]] | None = None,
+    ) -> None:
+        self.match_ids = match_ids
+        self._written = written
+        self._collect = collect
+
+    @property
+    def settled(self) -> bool:
+        """True once the store's answer is in (wait() returns at once)."""
+        return self._written is not None
+
+    def wait(self) -> list[bool]:
+        """For each match, True when this recording wrote it (False: recorded already).
+        StoreUnavailable when the database could not be reached: the caller may retry."""
+        if self._written is None:
+            assert self._collect is not None
+            collect, self._collect = self._collect, None
+            self._written = collect()
+        return [m in self._written for m in self.match_ids]
 
 
 def _now() -> datetime:
@@ -218,9 +280,6 @@ class Store:
         self._postgres = engine.dialect.name == "postgresql"
         # Built once: record_result is the hot path, and building a statement per call
         # costs more than running it.
-        self._insert_result = self._insert_ignore(t.results, ["match_id"]).returning(
-            t.results.c.match_id
-        )
         self._mark_done = (
             t.scheduled_matches.update()
             .where(t.scheduled_matches.c.match_id == sa.bindparam("b_match_id"))
@@ -228,6 +287,27 @@ class Store:
         )
 
         self._claim = self._claim_statement()
+        # SQLite's claim of a batch (PostgreSQL's is _CLAIM_MANY_PG): built once, the id
+        # list bound at execution (an expanding IN), so a call compiles nothing.
+        matches = t.scheduled_matches
+        self._claim_many = (
+            matches.update()
+            .where(matches.c.match_id.in_(sa.bindparam("b_ids", expanding=True)))
+            .where(matches.c.status.not_in([MatchStatus.DONE.value, MatchStatus.CANCELLED.value]))
+            .values(
+                status=MatchStatus.RUNNING.value,
+                detail=sa.bindparam("b_worker"),
+                attempts=matches.c.attempts + 1,
+                updated_at=sa.bindparam("b_at"),
+            )
+            .returning(matches.c.match_id)
+        )
+        self._recorded = sa.select(t.results.c.match_id).where(
+            t.results.c.match_id.in_(sa.bindparam("b_ids", expanding=True))
+        )
+        self._statuses = sa.select(matches.c.match_id, matches.c.status).where(
+            matches.c.match_id.in_(sa.bindparam("b_ids", expanding=True))
+        )
 
     @contextmanager
     def _advisory_write(self, what: str) -> Iterator[sa.Connection]:
@@ -670,40 +750,42 @@ class Store:
 
     def claim_matches(self, match_ids: Sequence[str], worker: str = "") -> dict[str, MatchStatus]:
         """:meth:`claim_match` for several matches (a batch job), each by its own id, in one
-        statement (two when some were DONE or CANCELLED); each scheduled id's status
-        afterwards (RUNNING when claimed); ids not scheduled are absent."""
+        round trip (PostgreSQL: one statement; SQLite: an UPDATE, and a read of the rest
+        when some were DONE or CANCELLED); each scheduled id's status afterwards (RUNNING
+        when claimed); ids not scheduled are absent."""
         ids = list(dict.fromkeys(match_ids))
         if not ids:
             return {}
         return self._again_if_dropped(lambda: self._claim_many_once(ids, worker))
 
     def _claim_many_once(self, ids: list[str], worker: str) -> dict[str, MatchStatus]:
-        matches = t.scheduled_matches
-        left_alone = (MatchStatus.DONE.value, MatchStatus.CANCELLED.value)
-        where = matches.c.match_id.in_(ids) & matches.c.status.not_in(left_alone)
-        if self._postgres:  # advisory, as the claim of one match (see _claim_statement)
-            off = sa.func.set_config("synchronous_commit", "off", sa.true())
-            where = where & off.is_not(None)
-        claim = (
-            matches.update()
-            .where(where)
-            .values(
-                status=MatchStatus.RUNNING.value,
-                detail=worker,
-                attempts=matches.c.attempts + 1,
-                updated_at=_now(),
-            )
-            .returning(matches.c.match_id)
-        )
+        if self._postgres:
+            # One round trip: the UPDATE in a CTE, the statuses of the rest read beside it
+            # (the SELECT sees the rows as they were: a claimed one reads RUNNING here).
+            params = {
+                "ids": ids,
+                "kept": [MatchStatus.DONE.value, MatchStatus.CANCELLED.value],
+                "running": MatchStatus.RUNNING.value,
+                "worker": worker,
+                "at": _now(),
+            }
+            with self._claim_connection() as conn:
+                rows = conn.exec_driver_sql(_CLAIM_MANY_PG, params).all()
+            return {m: MatchStatus(st) for m, st in rows}
+        out: dict[str, MatchStatus] = {}
         with self._claim_connection() as conn:
-            claimed = set(conn.execute(claim).scalars())
-            out = dict.fromkeys(claimed, MatchStatus.RUNNING)
-            rest = [m for m in ids if m not in claimed]
-            if rest:
-                query = sa.select(matches.c.match_id, matches.c.status).where(
-                    matches.c.match_id.in_(rest)
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                claimed = set(
+                    conn.execute(
+                        self._claim_many, {"b_ids": chunk, "b_worker": worker, "b_at": _now()}
+                    ).scalars()
                 )
-                out.update({m: MatchStatus(st) for m, st in conn.execute(query).all()})
+                out.update(dict.fromkeys(claimed, MatchStatus.RUNNING))
+                rest = [m for m in chunk if m not in claimed]
+                if rest:
+                    for m, st in conn.execute(self._statuses, {"b_ids": rest}).all():
+                        out[m] = MatchStatus(st)
         return out
 
     @contextmanager
@@ -764,7 +846,7 @@ class Store:
     def record_result(
         self,
         match_id: str,
-        record: dict[str, Any],
+        record: dict[str, Any] | MatchRecord,
         stderr: Mapping[int, str],
         *,
         parsed: MatchRecord | None = None,
@@ -772,8 +854,10 @@ class Store:
         """Store a finished match once: True when this call wrote it, False when it was
         already recorded (a retried or duplicated job). Marks the scheduled match DONE.
 
-        ``parsed``: the MatchRecord that ``record`` is the JSON of, when the caller holds
-        it (a worker that just played the match): its header is then not parsed again.
+        ``record``: the record's JSON object, or the MatchRecord itself (a worker that just
+        played the match: encoded once, straight to its stored form, nothing parsed back).
+        ``parsed``: the MatchRecord that a JSON ``record`` is the JSON of, when the caller
+        holds it: its header is then not parsed again.
         StoreUnavailable when the database is unreachable or drops the connection: nothing
         was written, so the job may simply retry.
         """
@@ -781,11 +865,15 @@ class Store:
         return self._again_if_dropped(lambda: self._record_once(match_id, rows))
 
     def record_results(
-        self, items: Sequence[tuple[str, dict[str, Any], Mapping[int, str], MatchRecord | None]]
+        self,
+        items: Sequence[
+            tuple[str, dict[str, Any] | MatchRecord, Mapping[int, str], MatchRecord | None]
+        ],
     ) -> list[bool]:
         """:meth:`record_result` for several matches (a batch job): each (match id, record,
         stderr, parsed) written once by its own id, all in one transaction (one statement
-        on PostgreSQL); for each, True when this call wrote it. Nothing is written when the
+        on PostgreSQL, one executemany per table on SQLite); for each, True when this call
+        wrote it. Nothing is written when the
         database is unreachable (StoreUnavailable): the caller may simply retry."""
         if not items:
             return []
@@ -793,64 +881,180 @@ class Store:
         written = self._again_if_dropped(lambda: self._record_many_once(built))
         return [m in written for m, _ in built]
 
+    def send_results(
+        self,
+        items: Sequence[
+            tuple[str, dict[str, Any] | MatchRecord, Mapping[int, str], MatchRecord | None]
+        ],
+    ) -> PendingResults:
+        """:meth:`record_results` without waiting for the database (a batch job plays its
+        next matches meanwhile); the handle's ``wait()`` gives what record_results would.
+
+        PostgreSQL: the statement is sent and the call returns; the server executes and
+        commits it (durably) while the caller goes on, and ``wait()`` reads its answer.
+        Until then the result is not known to be stored: a caller reports nothing as
+        recorded before ``wait()`` returned. SQLite: recorded before the call returns.
+        InvalidRecord at once for a malformed record; StoreUnavailable from ``wait()``.
+        """
+        built = [(m, self._record_rows(m, rec, err, parsed)) for m, rec, err, parsed in items]
+        if not built:
+            return PendingResults([], set())
+        if not self._postgres:
+            written = self._again_if_dropped(lambda: self._record_many_once(built))
+            return PendingResults([m for m, _ in built], written)
+        try:
+            flight = self._pg_send(built)
+        except _ConnectionLost as exc:  # a dropped pooled connection: wait() retries
+            log.info("store: connection dropped (%s); the record is retried", exc)
+            flight = None
+        return PendingResults([m for m, _ in built], None, lambda: self._pg_record(built, flight))
+
     def _record_many_once(self, built: list[tuple[str, _RecordRows]]) -> set[str]:
         if not self._postgres:
-            written = set()
             with self._write(f"record {len(built)} results") as conn:
-                for match_id, rows in built:
-                    if self._insert_rows(conn, match_id, rows):
-                        written.add(match_id)
-            return written
-        now = built[0][1].at
-        results, seats, faults, stderr = [], [], [], []
-        ids, sizes, blobs = [], [], []
+                return self._insert_many(conn, built)
+        return self._pg_record(built)
+
+    def _pg_record(
+        self, built: list[tuple[str, _RecordRows]], flight: _Flight | None = None
+    ) -> set[str]:
+        """PostgreSQL: collect ``flight`` (or send ``built`` and collect it); once more on
+        a fresh connection if the one used turned out dead (a result is written once, so
+        sending it again is safe)."""
+        for attempt in (1, 2):
+            try:
+                if flight is None:
+                    flight = self._pg_send(built)
+                return self._pg_collect(flight)
+            except _ConnectionLost as exc:
+                flight = None
+                if attempt == 2:
+                    raise StoreUnavailable(
+                        f"record {len(built)} results: store {self.url} unavailable ({exc})"
+                    ) from exc
+                log.info("store: connection dropped (%s); once more on a fresh one", exc)
+        raise AssertionError("unreachable")
+
+    def _pg_send(self, built: list[tuple[str, _RecordRows]]) -> _Flight:
+        """Send _RECORD_MANY_PG with ``built``'s rows on a pooled connection, through libpq
+        (SQLAlchemy and psycopg wait for the answer; libpq need not), and return without
+        waiting. _ConnectionLost when the connection is dead; StoreUnavailable when none
+        can be opened."""
+        results, seats, faults, stderr, records = [], [], [], [], []
+        seen: set[str] = set()
         for match_id, rows in built:
-            results.append({**rows.result, "finished_at": None})
+            if match_id in seen:  # twice in one call: the first is written
+                continue
+            seen.add(match_id)
+            result = dict(rows.result)
+            del result["finished_at"]
+            results.append(result)
             seats.extend(rows.seats)
             faults.extend(rows.faults)
             stderr.extend(rows.stderr)
-            ids.append(match_id)
-            sizes.append(rows.record["raw_bytes"])
-            blobs.append(rows.record["data"])
-        params = {
-            "results": _json_text(results),
-            "seats": _json_text(seats),
-            "faults": _json_text(faults),
-            "stderr": _json_text(stderr),
-            "encoding": RECORD_ENCODING,
-            "record_ids": ids,
-            "record_sizes": sizes,
-            "record_data": blobs,
-            "done": MatchStatus.DONE.value,
-            "finished_at": now,
-        }
-        with self._guard(f"record {len(built)} results"), self.engine.connect() as conn:
-            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-            return set(conn.execute(_RECORD_MANY_PG, params).scalars())
+            blob = rows.record
+            data = binascii.b2a_base64(blob["data"], newline=False).decode("ascii")
+            records.append({"match_id": match_id, "raw_bytes": blob["raw_bytes"], "data": data})
+        params = [
+            orjson.dumps(results),
+            orjson.dumps(seats),
+            orjson.dumps(faults),
+            orjson.dumps(stderr),
+            orjson.dumps(records),
+            RECORD_ENCODING.encode(),
+            MatchStatus.DONE.value.encode(),
+            built[0][1].at.isoformat().encode(),
+        ]
+        with self._guard(f"record {len(built)} results"):
+            conn = self.engine.connect()
+        try:
+            pgconn = conn.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
+            if pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                raise _ConnectionLost(f"connection not idle ({pgconn.transaction_status!r})")
+            pgconn.send_query_params(_RECORD_MANY_PG, params)
+            while pgconn.flush():  # 1: more to send (a non-blocking connection)
+                select.select([pgconn.socket], [pgconn.socket], [])
+                pgconn.consume_input()
+        except BaseException as exc:
+            conn.invalidate()
+            conn.close()
+            if isinstance(exc, psycopg.Error):
+                raise _ConnectionLost(str(exc).strip() or type(exc).__name__) from exc
+            raise
+        return _Flight(conn, pgconn)
+
+    def _pg_collect(self, flight: _Flight) -> set[str]:
+        """Wait for ``flight``'s answer: the match ids it wrote. Its connection goes back to
+        the pool (or, broken, is dropped: _ConnectionLost)."""
+        conn, pgconn = flight.conn, flight.pgconn
+        try:
+            pgconn.consume_input()
+            while pgconn.is_busy():
+                select.select([pgconn.socket], [], [])
+                pgconn.consume_input()
+            written: set[str] = set()
+            error = ""
+            while (res := pgconn.get_result()) is not None:
+                if res.status == pq.ExecStatus.TUPLES_OK:
+                    written.update(res.get_value(i, 0).decode() for i in range(res.ntuples))
+                else:
+                    error = (res.error_message or b"").decode(errors="replace").strip()
+            if pgconn.status != pq.ConnStatus.OK:
+                raise _ConnectionLost(error or "connection lost")
+        except BaseException as exc:
+            conn.invalidate()
+            conn.close()
+            if isinstance(exc, psycopg.Error):
+                raise _ConnectionLost(str(exc).strip() or type(exc).__name__) from exc
+            raise
+        conn.close()
+        if error:
+            raise StoreError(f"record {len(written)} results: {error}")
+        return written
 
     def _record_rows(
         self,
         match_id: str,
-        record: dict[str, Any],
+        record: dict[str, Any] | MatchRecord,
         stderr: Mapping[int, str],
         parsed: MatchRecord | None,
     ) -> _RecordRows:
         """The rows of one match's result, checked (InvalidRecord when it is malformed)."""
-        if not isinstance(record, dict):
-            raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
-        try:
-            # Checked before the record is parsed, so the message is the store's own.
-            outcome = Outcome(record.get("outcome", Outcome.COMPLETED.value))
-        except ValueError:
-            raise InvalidRecord(
-                f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
-            ) from None
-        if parsed is None or parsed.match_id != match_id or not isinstance(record.get("log"), list):
-            parsed = _parse_record(match_id, record)
-        try:
-            raw = orjson.dumps(record)
-        except TypeError as exc:
-            raise InvalidRecord(f"match {match_id}: the record is not plain JSON: {exc}") from None
+        if isinstance(record, MatchRecord):
+            # A worker's own record, just played: encoded once, straight to its stored form.
+            if record.match_id != match_id:
+                raise InvalidRecord(
+                    f"record of match {record.match_id!r} given for match {match_id!r}"
+                )
+            parsed, outcome = record, Outcome(record.outcome.value)
+            abort_reason = record.abort_reason.value if record.abort_reason else ""
+            try:
+                raw = record.json_bytes()
+            except TypeError as exc:
+                raise InvalidRecord(f"match {match_id}: not plain JSON: {exc}") from None
+        else:
+            if not isinstance(record, dict):
+                raise InvalidRecord(f"match {match_id}: a match record is a JSON object")
+            try:
+                # Checked before the record is parsed, so the message is the store's own.
+                outcome = Outcome(record.get("outcome", Outcome.COMPLETED.value))
+            except ValueError:
+                raise InvalidRecord(
+                    f"match {match_id}: outcome {record.get('outcome')!r} is not completed|aborted"
+                ) from None
+            if (
+                parsed is None
+                or parsed.match_id != match_id
+                or not isinstance(record.get("log"), list)
+            ):
+                parsed = _parse_record(match_id, record)
+            abort_reason = str(record.get("abort_reason") or "")
+            try:
+                raw = orjson.dumps(record)
+            except TypeError as exc:
+                raise InvalidRecord(
+                    f"match {match_id}: the record is not plain JSON: {exc}"
+                ) from None
         blob = zlib.compress(raw, self._config.compress_level)
         faults_per_seat: dict[int, int] = {}
         for fault in parsed.faults:
@@ -889,7 +1093,7 @@ class Store:
             "options": dict(parsed.options),
             "seed": str(parsed.seed),
             "outcome": outcome.value,
-            "abort_reason": str(record.get("abort_reason") or ""),
+            "abort_reason": abort_reason,
             "saloon_version": parsed.saloon_version,
             "finished_at": now,
         }
@@ -921,28 +1125,42 @@ class Store:
         if self._postgres:
             return self._record_once_pg(match_id, rows)
         with self._write(f"record result of {match_id}") as conn:
-            return self._insert_rows(conn, match_id, rows)
+            return match_id in self._insert_many(conn, [(match_id, rows)])
 
-    def _insert_rows(self, conn: sa.Connection, match_id: str, rows: _RecordRows) -> bool:
-        """SQLite: one match's rows in the caller's transaction; False if recorded already."""
-        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
-        # RETURNING, not rowcount: drivers disagree on rowcount after ON CONFLICT.
-        written = conn.execute(self._insert_result, result_row).scalar_one_or_none()
-        if written is None:
-            log.info("store: %s already recorded; this copy is dropped", match_id)
-            return False
-        if seats:
-            conn.execute(_INSERT_SEATS, seats)
-        if fault_rows:
-            conn.execute(_INSERT_FAULTS, fault_rows)
-        conn.execute(_INSERT_RECORD, blob_row)
-        if stderr_rows:
-            conn.execute(_INSERT_STDERR, stderr_rows)
+    def _insert_many(self, conn: sa.Connection, built: list[tuple[str, _RecordRows]]) -> set[str]:
+        """SQLite: the rows of matches not recorded yet, in the caller's write transaction
+        (BEGIN IMMEDIATE: no other writer between the read and the inserts), one
+        executemany per table; the ids written (a match recorded already is dropped)."""
+        ids = list(dict.fromkeys(m for m, _ in built))
+        known: set[str] = set()
+        for start in range(0, len(ids), _CHUNK):
+            known.update(
+                conn.execute(self._recorded, {"b_ids": ids[start : start + _CHUNK]}).scalars()
+            )
+        fresh: list[_RecordRows] = []
+        for match_id, rows in built:
+            if match_id in known:
+                log.info("store: %s already recorded; this copy is dropped", match_id)
+                continue
+            known.add(match_id)
+            fresh.append(rows)
+        if not fresh:
+            return set()
+        conn.execute(_INSERT_RESULT, [r.result for r in fresh])
+        for statement, many in (
+            (_INSERT_SEATS, [x for r in fresh for x in r.seats]),
+            (_INSERT_FAULTS, [x for r in fresh for x in r.faults]),
+            (_INSERT_RECORD, [r.record for r in fresh]),
+            (_INSERT_STDERR, [x for r in fresh for x in r.stderr]),
+        ):
+            if many:
+                conn.execute(statement, many)
+        done = MatchStatus.DONE.value
         conn.execute(
             self._mark_done,
-            {"b_match_id": match_id, "b_status": MatchStatus.DONE.value, "b_at": now},
+            [{"b_match_id": r.result["match_id"], "b_status": done, "b_at": r.at} for r in fresh],
         )
-        return True
+        return {r.result["match_id"] for r in fresh}
 
     def _record_once_pg(self, match_id: str, rows: _RecordRows) -> bool:
         """PostgreSQL: the whole result in ONE statement, in autocommit (one round trip).
