@@ -161,6 +161,9 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
 #: the database's wait it hid.)
 FLUSH_EVERY = 8
 FLUSH_EVERY_MS = 250.0
+#: ... or every this many on a store that records before answering (SQLite: each flush is
+#: a commit waited for, so fewer and larger ones; FLUSH_EVERY_MS still bounds the loss).
+FLUSH_EVERY_WAITING = 32
 
 
 def _keep_unrecorded(played: list[tuple[MatchSpec, PlayedMatch]]) -> None:
@@ -172,8 +175,8 @@ def _keep_unrecorded(played: list[tuple[MatchSpec, PlayedMatch]]) -> None:
 
 
 class _Recorder:
-    """A batch's played matches on their way into the store, FLUSH_EVERY at a time, each
-    by its own id; at most one flush in flight. A failure to record keeps every played
+    """A batch's played matches on their way into the store, a flush at a time, each by
+    its own id; at most one flush in flight. A failure to record keeps every played
     match not known to be recorded (in flight or waiting) for the retry, and raises."""
 
     def __init__(self, store: Store, outcomes: dict[str, JobOutcome]) -> None:
@@ -182,12 +185,21 @@ class _Recorder:
         self.ready: list[tuple[MatchSpec, PlayedMatch]] = []
         self.flushed = time.perf_counter()
         self._flight: tuple[list[tuple[MatchSpec, PlayedMatch]], PendingResults] | None = None
+        self._early = store.sends_in_background  # a flush before the last match is free
+        self._every = FLUSH_EVERY if self._early else FLUSH_EVERY_WAITING
 
-    def add(self, spec: MatchSpec, played: PlayedMatch) -> None:
-        """One more played match; a flush is sent when FLUSH_EVERY or FLUSH_EVERY_MS is up."""
+    def add(self, spec: MatchSpec, played: PlayedMatch, left: int) -> None:
+        """One more played match, ``left`` more to play: a flush is sent when FLUSH_EVERY
+        (FLUSH_EVERY_WAITING) or FLUSH_EVERY_MS is up, and, when the store records in the
+        background, before the batch's last match (the job waits for its last flush: it
+        then carries one match or two)."""
         self.ready.append((spec, played))
         now = time.perf_counter()
-        if len(self.ready) >= FLUSH_EVERY or (now - self.flushed) * 1000 >= FLUSH_EVERY_MS:
+        if (
+            len(self.ready) >= self._every
+            or (now - self.flushed) * 1000 >= FLUSH_EVERY_MS
+            or (self._early and left == 1 and len(self.ready) > 1)
+        ):
             self.flush(wait=False)
             self.flushed = now
 
@@ -234,7 +246,7 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
     statuses = store.claim_matches([s.match_id for s in fresh], worker) if fresh else {}
     recorder = _Recorder(store, outcomes)
     resolver = stored_resolver(store)
-    for spec in specs:
+    for k, spec in enumerate(specs):
         played = _unrecorded.pop(spec.match_id, None)
         if played is None:
             status = statuses.get(spec.match_id)
@@ -254,7 +266,7 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
             except BaseException:
                 recorder.flush(wait=True)  # what was played stays played
                 raise
-        recorder.add(spec, played)
+        recorder.add(spec, played, left=len(specs) - 1 - k)
     recorder.flush(wait=True)
     return [outcomes[s.match_id] for s in specs]
 
