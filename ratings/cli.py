@@ -92,6 +92,9 @@ def _open_store(url: str | None) -> Iterator[Store]:
         raise RatingsError(str(exc)) from None
     try:
         yield store
+        from saloon.ratings.incremental import write_held
+
+        write_held(store)  # the boards read: what they took in, for the next reader
     except WorkerError as exc:
         raise RatingsError(str(exc)) from None
     finally:

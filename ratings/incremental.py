@@ -200,6 +200,8 @@ class _State:
     owners: dict[str, str] | None = None
     #: The fold over this state (its history and head-to-head: what is not yet written).
     folder: Folder | None = None
+    #: The board's scope (None: an empty state standing in for a missing one).
+    scope: BoardScope | None = None
     pending: _Pending = field(default_factory=_Pending)
     #: Seat bot id -> (name, version written in the id, owner), as _ident made them.
     seat_ids: dict[str, tuple[str, str, str]] = field(default_factory=dict)
@@ -597,6 +599,7 @@ class IncrementalBoard:
             if row is None or row.late or dict(row.state).get("format") != FOLD_FORMAT:
                 return None
             state = self._read_state(conn, row.generation)
+        state.scope = self.scope
         self._held[key] = state
         return state
 
@@ -642,6 +645,7 @@ class IncrementalBoard:
         except sa.exc.IntegrityError:  # another process rebuilt it at the same moment
             self._held.pop(key, None)
             return None
+        state.scope = self.scope
         self._held[key] = state
         return state
 
@@ -1040,6 +1044,15 @@ def _copy_stats(stats: BotStats) -> BotStats:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def write_held(store: Store) -> None:
+    """Write what every board this process holds of ``store`` has taken in and not yet
+    written (a process about to end: the next one then need not take it in again)."""
+    with _HELD_LOCK:
+        scopes = [s.scope for s in _HELD.get(store, {}).values() if s.scope is not None]
+    for scope in scopes:
+        IncrementalBoard(store, scope).write()
 
 
 def board_standings(

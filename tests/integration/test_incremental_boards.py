@@ -63,6 +63,19 @@ def _fill(store: Store) -> list[dict[str, Any]]:
     return records
 
 
+def _position(store: Store) -> tuple[int, int]:
+    import sqlalchemy as sa
+
+    from saloon.worker.store import schema as t
+
+    b = t.rating_boards
+    with store.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(b.c.position_seq, b.c.position_idx).where(b.c.board.like("all-time:%"))
+        ).one()
+    return (row[0], row[1])
+
+
 def _same(a: Leaderboard, b: Leaderboard) -> None:
     assert a.records() == b.records()
     assert a.standings.ratings == b.standings.ratings  # floats compared exactly
@@ -137,7 +150,7 @@ def test_a_match_recorded_behind_the_prefix_rebuilds_the_board(url: str) -> None
 
 
 def test_two_processes_holding_unwritten_checkpoints_both_stay_exact(url: str) -> None:
-    from saloon.ratings.incremental import BoardScope, IncrementalBoard
+    from saloon.ratings.incremental import BoardScope, IncrementalBoard, write_held
     from saloon.ratings.ladders import default_ladder
 
     with Store.open(url) as one, Store.open(url) as two:
@@ -152,6 +165,10 @@ def test_two_processes_holding_unwritten_checkpoints_both_stay_exact(url: str) -
         rebuilt = rebuilt_leaderboard(one, GAME)
         _same(game_leaderboard(one, GAME)[0], rebuilt)
         _same(game_leaderboard(two, GAME)[0], rebuilt)
-        IncrementalBoard(two, BoardScope.all_time(default_ladder(GAME))).write()
+        board = IncrementalBoard(two, BoardScope.all_time(default_ladder(GAME)))
+        board.update()
+        write_held(two)  # a process about to end writes what it holds
+        held = board._held[board.scope.key]
+        assert not held.pending.any() and _position(two) == held.position
     with Store.open(url) as three:  # reads what was written, takes in nothing more
         _same(game_leaderboard(three, GAME)[0], rebuilt)
