@@ -25,13 +25,17 @@ one up to the run's cap (the same cap for both methods); ">cap" when it never se
   from the ratings after the previous one (as a continuous ladder does).
 
 Also: a new version of known strength, the time to choose one batch of 1,000 matches
-among 10,000 bots, and (``--only duplicate``) duplicate deals as the matchmaker's unit.
+among 10,000 bots, (``--only duplicate``) duplicate deals as the matchmaker's unit, and
+(``--only bound``) how far the board is from what the same matches could tell: the
+matchmaker's board against a full-information estimate (:func:`estimated_order`) of the
+same results, both against round-robin.
 Medians over ``--seeds`` seeds; figures depend on load (the header says it).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import statistics
@@ -79,6 +83,8 @@ class Sim:
         self.idle = [0] * self.n
         self.counts = [[0] * self.seats for _ in range(self.n)]
         self.matches_of = [0] * self.n
+        #: (winner, loser) of every pair in every match played: what the bound sees.
+        self.comparisons: list[tuple[int, int]] = []
 
     def play(self, tables: list[tuple[int, ...]], duplicate: bool = False) -> None:
         """Play and rate the tables in order (a duplicate table: all its rotations)."""
@@ -92,6 +98,10 @@ class Sim:
                 perf = [self.skill[b] + deal[p] + self.rng.gauss(0, own)
                         for p, b in enumerate(seating)]  # fmt: skip
                 ranks = [sum(1 for q in perf if q > x) for x in perf]
+                self.comparisons.extend(
+                    (a, b) for a, ra in zip(seating, ranks, strict=True)
+                    for b, rb in zip(seating, ranks, strict=True) if ra < rb
+                )  # fmt: skip
                 self.count += 1
                 seats = tuple(
                     SeatResult(self.names[b], self.version[b], r)
@@ -282,6 +292,79 @@ def duplicate_rows(
     return rows
 
 
+def estimated_order(sim: Sim, iterations: int = 30) -> list[int]:
+    """Bot indices by a full-information estimate from every result so far: the MAP of a
+    Thurstone model (each seat pair of each match a comparison, performance noise beta,
+    prior N(0, (2 beta)^2)), by Newton's method. It reads every result at once, in no
+    order, as the board (a filter, one result at a time) cannot: a bound on what any
+    board could make of the same matches."""
+    import numpy as np
+
+    n = sim.n
+    win = np.array([w for w, _ in sim.comparisons], dtype=np.int64)
+    lose = np.array([lo for _, lo in sim.comparisons], dtype=np.int64)
+    scale = math.sqrt(2) * BETA
+    prior = 1 / (2 * BETA) ** 2
+    s = np.zeros(n)
+    erfc = np.vectorize(math.erfc)
+    for _ in range(iterations):
+        d = (s[win] - s[lose]) / scale
+        cdf = np.maximum(0.5 * erfc(-d / math.sqrt(2)), 1e-300)
+        v = np.exp(-d * d / 2) / math.sqrt(2 * math.pi) / cdf  # d/dd log Phi(d)
+        g = v / scale
+        h = v * (v + d) / scale**2  # -d^2/dd^2 log Phi(d), >= 0
+        grad = -prior * s
+        np.add.at(grad, win, g)
+        np.add.at(grad, lose, -g)
+        hess = prior * np.eye(n)
+        np.add.at(hess, (win, win), h)
+        np.add.at(hess, (lose, lose), h)
+        np.add.at(hess, (win, lose), -h)
+        np.add.at(hess, (lose, win), -h)
+        step = np.linalg.solve(hess, grad)
+        s += step
+        if float(np.max(np.abs(step))) < 1e-9:
+            break
+    return sorted(range(n), key=lambda i: (-float(s[i]), sim.names[i]))
+
+
+def bound_rows(seeds: int, configs: list[tuple[int, int, int]]) -> list[list[str]]:
+    """Matches until tau >= 0.9 for good: round-robin, the matchmaker's board, and the
+    full-information estimate from the matchmaker's own matches."""
+    rows = []
+    for n, seats, cap in configs:
+        rr, board, best = [], [], []
+        for seed in range(seeds):
+            sim = Sim(n, seats, seed)
+            rr.append(reach(sim, round_robin(sim), cap)[0])
+            sim = Sim(n, seats, seed)
+            truth = sim.true_order()
+            every = max(1, n // seats)
+            since_board = since_best = None
+            for tables in matchmaker(sim, Settings()):
+                sim.play(tables)
+                if sim.played % every and sim.played < cap:
+                    continue
+                ok = kendall_tau(sim.board(), truth) >= 0.9
+                since_board = (since_board or sim.played) if ok else None
+                ok = kendall_tau(estimated_order(sim), truth) >= 0.9
+                since_best = (since_best or sim.played) if ok else None
+                if sim.played >= cap:
+                    break
+            board.append(since_board)
+            best.append(since_best)
+        cells = [median_or_cap(v, cap) for v in (rr, board, best)]
+        rr_cell = _num(cells[0])
+        ratios = []
+        for cell in cells[1:]:
+            value = _num(cell)
+            ratios.append("-" if rr_cell is None or value is None else f"{value / rr_cell:.2f}")
+        row = [f"{n} bots, {seats} seats", *cells, *ratios]
+        print("  ".join(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 #: New-version scenarios: (label, the bot replaced (None: a new bot), the true place of
 #: the newcomer's strength, 1 = best).
 NEWCOMERS = [
@@ -373,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dup-cap", type=int, default=12_000, help="duplicate runs' length")
     parser.add_argument("--cap200", type=int, default=120_000, help="200 bots: matches per run")
     parser.add_argument("--only", nargs="*", default=[],
-                        help="compare, new-version, speed, duplicate")  # fmt: skip
+                        help="compare, new-version, speed, duplicate, bound")  # fmt: skip
     args = parser.parse_args(argv)
     settings = Settings()
     want: Callable[[str], bool] = lambda name: not args.only or name in args.only  # noqa: E731
@@ -404,6 +487,22 @@ def main(argv: list[str] | None = None) -> int:
                 "its matches until within 2 for good",
             ],
             new_version(args.seeds, settings, tuple(args.seats)),
+        )
+    if want("bound"):
+        configs = [(50, 2, 1_500), (50, 4, 600), (200, 4, 1_500)]
+        configs = [c for c in configs if c[0] in args.sizes]
+        table(
+            "the bound: tau >= 0.9 for good, the board against a full-information estimate "
+            "from the same matches (median)",
+            [
+                "ladder",
+                "round-robin",
+                "matchmaker's board",
+                "estimate, same matches",
+                "board/RR",
+                "estimate/RR",
+            ],
+            bound_rows(args.seeds, configs),
         )
     if want("duplicate"):
         table(
