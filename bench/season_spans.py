@@ -84,6 +84,11 @@ def main() -> int:
 
         Store.send_results = _span("record", Store.send_results)  # type: ignore[method-assign]
         PendingResults.wait = _span("record", PendingResults.wait)  # type: ignore[method-assign]
+    if hasattr(Store, "send_claim"):  # sent, then waited for after the first match
+        from saloon.worker.store.store import PendingClaim
+
+        Store.send_claim = _span("claim", Store.send_claim)  # type: ignore[method-assign]
+        PendingClaim.wait = _span("claim", PendingClaim.wait)  # type: ignore[method-assign]
     Store.claim_match = _span("claim", Store.claim_match)  # type: ignore[method-assign]
     Store.record_result = _span("record", Store.record_result)  # type: ignore[method-assign]
     play.build_match = _span("seats", play.build_match)

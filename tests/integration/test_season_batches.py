@@ -107,8 +107,16 @@ def test_a_batch_records_each_match_once_in_flushes_and_the_same_as_played_alone
     with Store.open(url) as store:
         specs = create(store, season(sid, players, rounds=2))  # 24 matches: 3 flushes
         assert len(specs) > 2 * FLUSH_EVERY
-        assert set(run_batch(specs, store, "w1")) == {JobOutcome.RECORDED}
-        assert store.progress(sid).done == len(specs)
+        # The first match plays while the claim is out: cancelled, it is not recorded.
+        store.mark_match(specs[0].match_id, MatchStatus.CANCELLED)
+        outcomes = run_batch(specs, store, "w1")
+        assert outcomes[0] is JobOutcome.CANCELLED and store.result(specs[0].match_id) is None
+        assert set(outcomes[1:]) == {JobOutcome.RECORDED}
+        assert store.progress(sid).done == len(specs) - 1
+        rows = store.scheduled(sid)
+        assert [(r.attempts, r.detail) for r in rows[1:3]] == [(1, "w1"), (1, "w1")]
+        assert rows[0].status is MatchStatus.CANCELLED and rows[0].attempts == 0
+        specs = specs[1:]
         # A retried batch plays nothing and writes nothing.
         assert set(run_batch(specs, store, "w2")) == {JobOutcome.DUPLICATE}
         assert len(store.results(season_id=sid)) == len(specs)

@@ -578,6 +578,12 @@ def test_claim_matches_claims_each_by_its_id_and_leaves_done_and_cancelled_alone
     }
     rows = {r.match_id: r for r in store.scheduled("cb")}
     assert (rows["cb-1"].attempts, rows["cb-1"].detail) == (1, "w1")
+    # The same, sent without waiting (a batch plays its first match meanwhile).
+    pending = store.send_claim(["cb-1", "cb-0", "nope"], "w2")
+    assert pending.wait() == {"cb-1": MatchStatus.RUNNING, "cb-0": MatchStatus.DONE}
+    rows = {r.match_id: r for r in store.scheduled("cb")}
+    assert (rows["cb-1"].attempts, rows["cb-1"].detail) == (2, "w2")
+    store.mark_match("cb-1", MatchStatus.QUEUED)
     assert rows["cb-0"].attempts == 0 and rows["cb-3"].status is MatchStatus.CANCELLED
     # A failed batch marks its matches queued again: never the cancelled or done ones.
     store.mark_matches(["cb-0", "cb-1", "cb-2", "cb-3"], MatchStatus.QUEUED, "retrying")

@@ -10,6 +10,7 @@ nothing.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import threading
@@ -236,39 +237,74 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
     and recorded by its own id exactly once; the outcome of each.
 
     One claim statement for the batch (matches DONE or CANCELLED are left alone: a
-    retried batch skips what it recorded before), then the matches one by one, their
-    results recorded FLUSH_EVERY at a time, in one statement each, the last flush waited
-    for before the job returns (a match counts as recorded only once the store said so).
-    A failure to record keeps the played matches for the retry, as a one-match job does.
+    retried batch skips what it recorded before), sent without waiting where the store
+    can (PostgreSQL): the batch's first match plays meanwhile and the claim is looked at
+    before it is recorded (dropped if the claim found it done or cancelled). Then the
+    matches one by one, their results recorded in flushes (_Recorder), the last flush
+    waited for before the job returns (a match counts as recorded only once the store
+    said so). A failure to record keeps the played matches for the retry, as a one-match
+    job does.
     """
     outcomes: dict[str, JobOutcome] = {}
     fresh = [s for s in specs if s.match_id not in _unrecorded]
-    statuses = store.claim_matches([s.match_id for s in fresh], worker) if fresh else {}
+    claim = store.send_claim([s.match_id for s in fresh], worker) if fresh else None
+    statuses: dict[str, MatchStatus] | None = None if claim is not None else {}
     recorder = _Recorder(store, outcomes)
     resolver = stored_resolver(store)
-    for k, spec in enumerate(specs):
-        played = _unrecorded.pop(spec.match_id, None)
-        if played is None:
-            status = statuses.get(spec.match_id)
-            if status is None:
-                recorder.flush(wait=True)
-                raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
-            if status in (MatchStatus.DONE, MatchStatus.CANCELLED):
-                done = status is MatchStatus.DONE
-                outcomes[spec.match_id] = JobOutcome.DUPLICATE if done else JobOutcome.CANCELLED
-                continue
-            try:
-                played = play_spec(spec, resolver)
-            except BotRefError as exc:
-                store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
-                outcomes[spec.match_id] = JobOutcome.REFUSED
-                continue
-            except BaseException:
-                recorder.flush(wait=True)  # what was played stays played
-                raise
-        recorder.add(spec, played, left=len(specs) - 1 - k)
-    recorder.flush(wait=True)
+    try:
+        for k, spec in enumerate(specs):
+            played = _unrecorded.pop(spec.match_id, None)
+            if played is None:
+                ahead = statuses is None  # the claim is still out: play now, look after
+                if statuses is not None and _skipped(spec, statuses, outcomes, recorder):
+                    continue
+                refused = ""
+                try:
+                    played = play_spec(spec, resolver)
+                except BotRefError as exc:
+                    refused = str(exc)
+                except BaseException:
+                    recorder.flush(wait=True)  # what was played stays played
+                    raise
+                if ahead and claim is not None:
+                    try:
+                        statuses = claim.wait()
+                    except WorkerError:
+                        if played is not None:
+                            _keep_unrecorded([(spec, played)])
+                        raise
+                    if _skipped(spec, statuses, outcomes, recorder):
+                        continue  # played ahead of a claim that found it done: dropped
+                if played is None:
+                    store.mark_match(spec.match_id, MatchStatus.FAILED, refused)
+                    outcomes[spec.match_id] = JobOutcome.REFUSED
+                    continue
+            recorder.add(spec, played, left=len(specs) - 1 - k)
+        recorder.flush(wait=True)
+    finally:
+        if statuses is None and claim is not None:  # left early: the claim's connection
+            with contextlib.suppress(WorkerError):
+                claim.wait()
     return [outcomes[s.match_id] for s in specs]
+
+
+def _skipped(
+    spec: MatchSpec,
+    statuses: dict[str, MatchStatus],
+    outcomes: dict[str, JobOutcome],
+    recorder: _Recorder,
+) -> bool:
+    """True when the claim found ``spec``'s match done or cancelled (its outcome noted);
+    SeasonSpecError, after recording what was played, when it is not scheduled."""
+    status = statuses.get(spec.match_id)
+    if status is None:
+        recorder.flush(wait=True)
+        raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
+    if status in (MatchStatus.DONE, MatchStatus.CANCELLED):
+        done = status is MatchStatus.DONE
+        outcomes[spec.match_id] = JobOutcome.DUPLICATE if done else JobOutcome.CANCELLED
+        return True
+    return False
 
 
 def batch_job(specs_json: list[dict[str, Any]], store_url: str) -> str:

@@ -64,6 +64,7 @@ __all__ = [
     "FaultRow",
     "MatchStatus",
     "Outcome",
+    "PendingClaim",
     "PendingResults",
     "Progress",
     "ResultRow",
@@ -177,23 +178,30 @@ SELECT match_id FROM r
 """
 #: The name _RECORD_MANY_PG is prepared under, on each connection that sends it.
 _RECORD_MANY_NAME = "saloon_record_many_1"
-#: PostgreSQL: claim a batch's matches (Store.claim_matches) in ONE round trip, autocommit:
+#: PostgreSQL: claim a batch's matches (Store.claim_matches, send_claim) in ONE round trip
+#: (sent through libpq as _RECORD_MANY_PG is: $1 the ids as a JSON array, $2 the worker,
+#: $3 the time; @STATUS stands for MatchStatus.STATUS's value), autocommit:
 #: each scheduled id RUNNING (an attempt) unless DONE or CANCELLED, and every scheduled
 #: id's status afterwards (the outer SELECT sees the rows as before the UPDATE, so a
 #: claimed one is reported RUNNING from the CTE). The claim is advisory (the result is
 #: what counts): set_config(..., true) makes this statement's commit skip the WAL flush.
-_CLAIM_MANY_PG = """
-WITH c AS (
+_CLAIM_MANY_PG = b"""
+WITH ids AS (SELECT json_array_elements_text(CAST($1 AS JSON)) AS match_id),
+c AS (
     UPDATE scheduled_matches
-    SET status = %(running)s, detail = %(worker)s, attempts = attempts + 1, updated_at = %(at)s
-    WHERE match_id = ANY(%(ids)s) AND status <> ALL(%(kept)s)
+    SET status = '@RUNNING', detail = $2, attempts = attempts + 1,
+        updated_at = CAST($3 AS TIMESTAMPTZ)
+    WHERE match_id IN (SELECT match_id FROM ids) AND status NOT IN ('@DONE', '@CANCELLED')
       AND set_config('synchronous_commit', 'off', true) IS NOT NULL
     RETURNING match_id
 )
-SELECT m.match_id, CASE WHEN c.match_id IS NULL THEN m.status ELSE %(running)s END
+SELECT m.match_id, CASE WHEN c.match_id IS NULL THEN m.status ELSE '@RUNNING' END
 FROM scheduled_matches AS m LEFT JOIN c ON c.match_id = m.match_id
-WHERE m.match_id = ANY(%(ids)s)
+WHERE m.match_id IN (SELECT match_id FROM ids)
 """
+for _status in (MatchStatus.RUNNING, MatchStatus.DONE, MatchStatus.CANCELLED):
+    _CLAIM_MANY_PG = _CLAIM_MANY_PG.replace(f"@{_status.name}".encode(), _status.value.encode())
+_CLAIM_MANY_NAME = "saloon_claim_many_1"
 #: Match ids per IN (...) list: well under SQLite's bound-parameter limit.
 _CHUNK = 500
 
@@ -221,6 +229,27 @@ class _Flight(NamedTuple):
 
     conn: sa.Connection
     pgconn: Any
+
+
+class PendingClaim:
+    """A batch's claim on its way to the store (Store.send_claim); :meth:`wait` for it."""
+
+    def __init__(
+        self,
+        statuses: dict[str, MatchStatus] | None,
+        collect: Callable[[], dict[str, MatchStatus]] | None = None,
+    ) -> None:
+        self._statuses = statuses
+        self._collect = collect
+
+    def wait(self) -> dict[str, MatchStatus]:
+        """Each scheduled id's status after the claim (RUNNING: claimed); ids not scheduled
+        are absent. StoreUnavailable when the database could not be reached."""
+        if self._statuses is None:
+            assert self._collect is not None
+            collect, self._collect = self._collect, None
+            self._statuses = collect()
+        return self._statuses
 
 
 class PendingResults:
@@ -768,18 +797,7 @@ class Store:
 
     def _claim_many_once(self, ids: list[str], worker: str) -> dict[str, MatchStatus]:
         if self._postgres:
-            # One round trip: the UPDATE in a CTE, the statuses of the rest read beside it
-            # (the SELECT sees the rows as they were: a claimed one reads RUNNING here).
-            params = {
-                "ids": ids,
-                "kept": [MatchStatus.DONE.value, MatchStatus.CANCELLED.value],
-                "running": MatchStatus.RUNNING.value,
-                "worker": worker,
-                "at": _now(),
-            }
-            with self._claim_connection() as conn:
-                rows = conn.exec_driver_sql(_CLAIM_MANY_PG, params).all()
-            return {m: MatchStatus(st) for m, st in rows}
+            return self.send_claim(ids, worker).wait()
         out: dict[str, MatchStatus] = {}
         with self._claim_connection() as conn:
             for start in range(0, len(ids), _CHUNK):
@@ -795,6 +813,30 @@ class Store:
                     for m, st in conn.execute(self._statuses, {"b_ids": rest}).all():
                         out[m] = MatchStatus(st)
         return out
+
+    def send_claim(self, match_ids: Sequence[str], worker: str = "") -> PendingClaim:
+        """:meth:`claim_matches` without waiting for the database (PostgreSQL: sent, its
+        answer read by ``wait()``; SQLite: claimed before the call returns). A batch job
+        plays its first match meanwhile and looks at the claim before recording it."""
+        ids = list(dict.fromkeys(match_ids))
+        if not ids:
+            return PendingClaim({})
+        if not self._postgres:
+            return PendingClaim(self.claim_matches(ids, worker))
+        what = "claim matches"
+        params = [orjson.dumps(ids), worker.encode(), _now().isoformat().encode()]
+        flight: _Flight | None
+        try:
+            flight = self._pg_send(_CLAIM_MANY_NAME, _CLAIM_MANY_PG, params, what)
+        except _ConnectionLost as exc:  # a dropped pooled connection: wait() retries
+            log.info("store: connection dropped (%s); the claim is retried", exc)
+            flight = None
+
+        def collect() -> dict[str, MatchStatus]:
+            rows = self._pg_run(_CLAIM_MANY_NAME, _CLAIM_MANY_PG, params, what, flight)
+            return {m: MatchStatus(st) for m, st in rows}
+
+        return PendingClaim(None, collect)
 
     @contextmanager
     def _claim_connection(self) -> Iterator[sa.Connection]:
@@ -910,12 +952,16 @@ class Store:
         if not self._postgres:
             written = self._again_if_dropped(lambda: self._record_many_once(built))
             return PendingResults([m for m, _ in built], written)
+        what = f"record {len(built)} results"
+        params = self._record_params(built)
         try:
-            flight = self._pg_send(built)
+            flight = self._pg_send(_RECORD_MANY_NAME, _RECORD_MANY_PG, params, what)
         except _ConnectionLost as exc:  # a dropped pooled connection: wait() retries
             log.info("store: connection dropped (%s); the record is retried", exc)
             flight = None
-        return PendingResults([m for m, _ in built], None, lambda: self._pg_record(built, flight))
+        return PendingResults(
+            [m for m, _ in built], None, lambda: self._pg_record(built, flight, params)
+        )
 
     def _record_many_once(self, built: list[tuple[str, _RecordRows]]) -> set[str]:
         if not self._postgres:
@@ -924,30 +970,38 @@ class Store:
         return self._pg_record(built)
 
     def _pg_record(
-        self, built: list[tuple[str, _RecordRows]], flight: _Flight | None = None
+        self,
+        built: list[tuple[str, _RecordRows]],
+        flight: _Flight | None = None,
+        params: list[bytes] | None = None,
     ) -> set[str]:
         """PostgreSQL: collect ``flight`` (or send ``built`` and collect it); once more on
         a fresh connection if the one used turned out dead (a result is written once, so
         sending it again is safe)."""
+        what = f"record {len(built)} results"
+        params = params or self._record_params(built)
+        rows = self._pg_run(_RECORD_MANY_NAME, _RECORD_MANY_PG, params, what, flight)
+        return {row[0] for row in rows}
+
+    def _pg_run(
+        self, name: str, sql: bytes, params: list[bytes], what: str, flight: _Flight | None = None
+    ) -> list[list[str]]:
+        """Collect ``flight`` (or send the statement and collect it): its rows. Once more on
+        a fresh connection if the one used turned out dead (for idempotent statements)."""
         for attempt in (1, 2):
             try:
                 if flight is None:
-                    flight = self._pg_send(built)
-                return self._pg_collect(flight)
+                    flight = self._pg_send(name, sql, params, what)
+                return self._pg_collect(flight, what)
             except _ConnectionLost as exc:
                 flight = None
                 if attempt == 2:
-                    raise StoreUnavailable(
-                        f"record {len(built)} results: store {self.url} unavailable ({exc})"
-                    ) from exc
+                    raise StoreUnavailable(f"{what}: store {self.url} unavailable ({exc})") from exc
                 log.info("store: connection dropped (%s); once more on a fresh one", exc)
         raise AssertionError("unreachable")
 
-    def _pg_send(self, built: list[tuple[str, _RecordRows]]) -> _Flight:
-        """Send _RECORD_MANY_PG with ``built``'s rows on a pooled connection, through libpq
-        (SQLAlchemy and psycopg wait for the answer; libpq need not), and return without
-        waiting. _ConnectionLost when the connection is dead; StoreUnavailable when none
-        can be opened."""
+    def _record_params(self, built: list[tuple[str, _RecordRows]]) -> list[bytes]:
+        """_RECORD_MANY_PG's parameters for ``built`` (a match id twice: the first)."""
         results, seats, faults, stderr, records = [], [], [], [], []
         seen: set[str] = set()
         for match_id, rows in built:
@@ -963,7 +1017,7 @@ class Store:
             blob = rows.record
             data = binascii.b2a_base64(blob["data"], newline=False).decode("ascii")
             records.append({"match_id": match_id, "raw_bytes": blob["raw_bytes"], "data": data})
-        params = [
+        return [
             orjson.dumps(results),
             orjson.dumps(seats),
             orjson.dumps(faults),
@@ -973,24 +1027,29 @@ class Store:
             MatchStatus.DONE.value.encode(),
             built[0][1].at.isoformat().encode(),
         ]
-        with self._guard(f"record {len(built)} results"):
+
+    def _pg_send(self, name: str, sql: bytes, params: list[bytes], what: str) -> _Flight:
+        """Send statement ``sql`` (text parameters) on a pooled connection, through libpq
+        (SQLAlchemy and psycopg wait for the answer; libpq need not), prepared as ``name``
+        once per connection (the server parses it once, and plans it once it has seen
+        that a generic plan does), and return without waiting. _ConnectionLost when the
+        connection is dead; StoreUnavailable when none can be opened."""
+        with self._guard(what):
             conn = self.engine.connect()
         try:
             pgconn = conn.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
             if pgconn.transaction_status != pq.TransactionStatus.IDLE:
                 raise _ConnectionLost(f"connection not idle ({pgconn.transaction_status!r})")
             info = conn.connection.info  # lives as long as this database connection
-            if not info.get(_RECORD_MANY_NAME):
-                # Prepared once per connection: the server parses it once, and plans it
-                # once it has seen that a generic plan does (~0.6 ms of its CPU a flush).
-                res = pgconn.prepare(_RECORD_MANY_NAME.encode(), _RECORD_MANY_PG)
+            if not info.get(name):
+                res = pgconn.prepare(name.encode(), sql)
                 if res.status != pq.ExecStatus.COMMAND_OK:
                     message = (res.error_message or b"").decode(errors="replace").strip()
                     if pgconn.status != pq.ConnStatus.OK:
                         raise _ConnectionLost(message or "connection lost")
-                    raise StoreError(f"record {len(built)} results: {message}")
-                info[_RECORD_MANY_NAME] = True
-            pgconn.send_query_prepared(_RECORD_MANY_NAME.encode(), params)
+                    raise StoreError(f"{what}: {message}")
+                info[name] = True
+            pgconn.send_query_prepared(name.encode(), params)
             while pgconn.flush():  # 1: more to send (a non-blocking connection)
                 select.select([pgconn.socket], [pgconn.socket], [])
                 pgconn.consume_input()
@@ -1002,20 +1061,21 @@ class Store:
             raise
         return _Flight(conn, pgconn)
 
-    def _pg_collect(self, flight: _Flight) -> set[str]:
-        """Wait for ``flight``'s answer: the match ids it wrote. Its connection goes back to
-        the pool (or, broken, is dropped: _ConnectionLost)."""
+    def _pg_collect(self, flight: _Flight, what: str) -> list[list[str]]:
+        """Wait for ``flight``'s answer: its rows, as text. Its connection goes back to the
+        pool (or, broken, is dropped: _ConnectionLost)."""
         conn, pgconn = flight.conn, flight.pgconn
         try:
             pgconn.consume_input()
             while pgconn.is_busy():
                 select.select([pgconn.socket], [], [])
                 pgconn.consume_input()
-            written: set[str] = set()
+            rows: list[list[str]] = []
             error = ""
             while (res := pgconn.get_result()) is not None:
                 if res.status == pq.ExecStatus.TUPLES_OK:
-                    written.update(res.get_value(i, 0).decode() for i in range(res.ntuples))
+                    for i in range(res.ntuples):
+                        rows.append([res.get_value(i, j).decode() for j in range(res.nfields)])
                 else:
                     error = (res.error_message or b"").decode(errors="replace").strip()
             if pgconn.status != pq.ConnStatus.OK:
@@ -1028,8 +1088,8 @@ class Store:
             raise
         conn.close()
         if error:
-            raise StoreError(f"record {len(written)} results: {error}")
-        return written
+            raise StoreError(f"{what}: {error}")
+        return rows
 
     def _record_rows(
         self,
