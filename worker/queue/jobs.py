@@ -282,7 +282,7 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
             recorder.add(spec, played, left=len(specs) - 1 - k)
         recorder.flush(wait=True)
     finally:
-        if statuses is None and claim is not None:  # left early: the claim's connection
+        if claim is not None and not claim.done:  # left early: free the claim's connection
             with contextlib.suppress(WorkerError):
                 claim.wait()
     return [outcomes[s.match_id] for s in specs]

@@ -242,11 +242,18 @@ class PendingClaim:
         self._statuses = statuses
         self._collect = collect
 
+    @property
+    def done(self) -> bool:
+        """True once :meth:`wait` returned or raised (the claim's connection is free)."""
+        return self._collect is None
+
     def wait(self) -> dict[str, MatchStatus]:
         """Each scheduled id's status after the claim (RUNNING: claimed); ids not scheduled
-        are absent. StoreUnavailable when the database could not be reached."""
+        are absent. StoreUnavailable when the database could not be reached (the claim is
+        then over: a caller retries the job)."""
         if self._statuses is None:
-            assert self._collect is not None
+            if self._collect is None:
+                raise StoreUnavailable("claim matches: its answer was lost")
             collect, self._collect = self._collect, None
             self._statuses = collect()
         return self._statuses
@@ -274,7 +281,8 @@ class PendingResults:
         """For each match, True when this recording wrote it (False: recorded already).
         StoreUnavailable when the database could not be reached: the caller may retry."""
         if self._written is None:
-            assert self._collect is not None
+            if self._collect is None:
+                raise StoreUnavailable("record results: the answer was lost")
             collect, self._collect = self._collect, None
             self._written = collect()
         return [m in self._written for m in self.match_ids]
