@@ -26,7 +26,10 @@ from saloon.sdk.protocol import unix_target
 from saloon.sdk.runtime import BotService, bot_handler
 
 GAME = "seas-of-strife-v1"
-LIMITS = MatchLimits(decision_ms=300, bank_ms=0, strike_limit=3, start_ms=10_000)
+#: A second per decision: clean matches must stay clean on a loaded CI machine (300 ms
+#: once gave a first-legal-action bot a TIMEOUT at load ~4), and a late answer is still
+#: late by a clear margin.
+LIMITS = MatchLimits(decision_ms=1000, bank_ms=0, strike_limit=3, start_ms=10_000)
 
 
 def serve(service: BotService, path: Path) -> grpc.Server:
@@ -72,7 +75,7 @@ class SlowOnce(Bot):
     def act(self, decision: Decision[Any, Any]) -> Any:
         SlowOnce.calls += 1
         if SlowOnce.calls == 1:
-            time.sleep(0.6)  # twice the decision time: a TIMEOUT, then a late answer
+            time.sleep(2 * LIMITS.decision_ms / 1000)  # a TIMEOUT, then a late answer
         return decision.legal[0]
 
 
