@@ -74,11 +74,12 @@ class LogEntry:
         """True for a chance outcome."""
         return self.seat is None
 
-    def to_json(self) -> dict[str, Any]:
-        """The entry's JSON form."""
+    def to_json(self, copy: bool = True) -> dict[str, Any]:
+        """The entry's JSON form (``copy=False``: sharing the entry's own outcome tuple and
+        event dicts, for an encoder that only reads them)."""
         out: dict[str, Any]
         if self.seat is None:
-            out = {"chance": self.kind, "outcome": list(self.outcome)}
+            out = {"chance": self.kind, "outcome": list(self.outcome) if copy else self.outcome}
         else:
             out = {"seat": self.seat, "kind": self.kind, "action": self.action}
             if self.auto:
@@ -86,7 +87,7 @@ class LogEntry:
             if self.fallback:
                 out["fallback"] = True
         if self.events:
-            out["events"] = [dict(e) for e in self.events]
+            out["events"] = [dict(e) for e in self.events] if copy else self.events
         return out
 
     @classmethod
@@ -225,23 +226,9 @@ class MatchRecord:
 
     def json_bytes(self, *, timing: bool = True) -> bytes:
         """``orjson.dumps(self.to_json())`` (compact UTF-8 JSON, the same bytes) at about
-        half the cost: the log's entries are encoded without copying each into a fresh
-        dict of fresh lists first (a worker stores every record it plays this way)."""
-        log: list[dict[str, Any]] = []
-        add = log.append
-        for e in self.log:  # LogEntry.to_json's keys, in its order
-            entry: dict[str, Any]
-            if e.seat is None:
-                entry = {"chance": e.kind, "outcome": e.outcome}
-            else:
-                entry = {"seat": e.seat, "kind": e.kind, "action": e.action}
-                if e.auto:
-                    entry["auto"] = True
-                if e.fallback:
-                    entry["fallback"] = True
-            if e.events:
-                entry["events"] = e.events
-            add(entry)
+        half the cost: the log's entries share their outcome tuples and event dicts instead
+        of copying them first (a worker stores every record it plays this way)."""
+        log = [e.to_json(copy=False) for e in self.log]
         return orjson.dumps(self._json(log, timing))
 
     def _json(self, log: list[dict[str, Any]], timing: bool) -> dict[str, Any]:
