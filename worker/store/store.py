@@ -328,19 +328,8 @@ class Store:
         self._claim = self._claim_statement()
         # SQLite's claim of a batch (PostgreSQL's is _CLAIM_MANY_PG): built once, the id
         # list bound at execution (an expanding IN), so a call compiles nothing.
+        self._claim_many = self._claim_statement(many=True)
         matches = t.scheduled_matches
-        self._claim_many = (
-            matches.update()
-            .where(matches.c.match_id.in_(sa.bindparam("b_ids", expanding=True)))
-            .where(matches.c.status.not_in([MatchStatus.DONE.value, MatchStatus.CANCELLED.value]))
-            .values(
-                status=MatchStatus.RUNNING.value,
-                detail=sa.bindparam("b_worker"),
-                attempts=matches.c.attempts + 1,
-                updated_at=sa.bindparam("b_at"),
-            )
-            .returning(matches.c.match_id)
-        )
         self._recorded = sa.select(t.results.c.match_id).where(
             t.results.c.match_id.in_(sa.bindparam("b_ids", expanding=True))
         )
@@ -372,14 +361,19 @@ class Store:
             finally:
                 raw.execute(f"PRAGMA synchronous = {level}")
 
-    def _claim_statement(self) -> Any:
-        """UPDATE a scheduled match to RUNNING (an attempt) unless DONE or CANCELLED."""
+    def _claim_statement(self, many: bool = False) -> Any:
+        """UPDATE a scheduled match (``b_match_id``; RETURNING its status) or, ``many``,
+        several (``b_ids``, an expanding IN; RETURNING the ids claimed) to RUNNING (an
+        attempt) unless DONE or CANCELLED."""
         matches = t.scheduled_matches
         left_alone = (MatchStatus.DONE.value, MatchStatus.CANCELLED.value)
-        where = (matches.c.match_id == sa.bindparam("b_match_id")) & matches.c.status.not_in(
-            left_alone
+        key = (
+            matches.c.match_id.in_(sa.bindparam("b_ids", expanding=True))
+            if many
+            else matches.c.match_id == sa.bindparam("b_match_id")
         )
-        if self._postgres:
+        where = key & matches.c.status.not_in(left_alone)
+        if self._postgres and not many:  # PostgreSQL's batch claim is _CLAIM_MANY_PG
             # The claim is advisory (the result is what counts): its commit need not wait
             # for the WAL flush. set_config(..., true) lasts until this statement's own
             # (implicit) transaction commits, and PostgreSQL reads the setting at commit.
@@ -394,7 +388,7 @@ class Store:
                 attempts=matches.c.attempts + 1,
                 updated_at=sa.bindparam("b_at"),
             )
-            .returning(matches.c.status)
+            .returning(matches.c.match_id if many else matches.c.status)
         )
 
     # -- opening -----------------------------------------------------------------------
