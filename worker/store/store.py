@@ -288,6 +288,20 @@ class PendingResults:
         return [m in self._written for m in self.match_ids]
 
 
+@contextmanager
+def _dropped_if_broken(conn: sa.Connection) -> Iterator[None]:
+    """Whatever fails inside drops ``conn`` (invalidated, not back to the pool); a psycopg
+    error is re-raised as _ConnectionLost (the caller may send again on a fresh one)."""
+    try:
+        yield
+    except BaseException as exc:
+        conn.invalidate()
+        conn.close()
+        if isinstance(exc, psycopg.Error):
+            raise _ConnectionLost(str(exc).strip() or type(exc).__name__) from exc
+        raise
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -1038,7 +1052,7 @@ class Store:
         connection is dead; StoreUnavailable when none can be opened."""
         with self._guard(what):
             conn = self.engine.connect()
-        try:
+        with _dropped_if_broken(conn):
             pgconn = conn.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
             if pgconn.transaction_status != pq.TransactionStatus.IDLE:
                 raise _ConnectionLost(f"connection not idle ({pgconn.transaction_status!r})")
@@ -1055,19 +1069,13 @@ class Store:
             while pgconn.flush():  # 1: more to send (a non-blocking connection)
                 select.select([pgconn.socket], [pgconn.socket], [])
                 pgconn.consume_input()
-        except BaseException as exc:
-            conn.invalidate()
-            conn.close()
-            if isinstance(exc, psycopg.Error):
-                raise _ConnectionLost(str(exc).strip() or type(exc).__name__) from exc
-            raise
         return _Flight(conn, pgconn)
 
     def _pg_collect(self, flight: _Flight, what: str) -> list[list[str]]:
         """Wait for ``flight``'s answer: its rows, as text. Its connection goes back to the
         pool (or, broken, is dropped: _ConnectionLost)."""
         conn, pgconn = flight.conn, flight.pgconn
-        try:
+        with _dropped_if_broken(conn):
             pgconn.consume_input()
             while pgconn.is_busy():
                 select.select([pgconn.socket], [], [])
@@ -1082,12 +1090,6 @@ class Store:
                     error = (res.error_message or b"").decode(errors="replace").strip()
             if pgconn.status != pq.ConnStatus.OK:
                 raise _ConnectionLost(error or "connection lost")
-        except BaseException as exc:
-            conn.invalidate()
-            conn.close()
-            if isinstance(exc, psycopg.Error):
-                raise _ConnectionLost(str(exc).strip() or type(exc).__name__) from exc
-            raise
         conn.close()
         if error:
             raise StoreError(f"{what}: {error}")
