@@ -23,7 +23,7 @@ from saloon.worker.store.rows import MatchStatus
 from saloon.worker.store.store import Store
 
 from .season_fixtures import Workers, pg_url, queue_name, workers
-from .test_season_failures import BOTS, recorded_once, season, wait_done
+from .test_season_failures import private_slow_bot, recorded_once, season, wait_done
 
 __all__ = ["pg_url", "queue_name", "workers"]
 
@@ -42,8 +42,7 @@ def test_batch_size_follows_the_match_time_and_keeps_the_season_spread() -> None
 def test_a_batched_season_records_each_match_once_and_a_killed_batch_skips_what_it_recorded(
     redis_url: str, pg_url: str, queue_name: str, workers: Workers, tmp_path: Path
 ) -> None:
-    bot = tmp_path / f"slow_{uuid.uuid4().hex[:6]}.py"
-    bot.write_text((BOTS / "slow_random.py").read_text())
+    bot = private_slow_bot(tmp_path)
     sid = f"b{uuid.uuid4().hex[:6]}"
     redis = connect(redis_url)
     players = (str(bot), "house:random", "house:greedy", "house:random#2")

@@ -42,6 +42,13 @@ LIMITS = MatchLimits(decision_ms=2000, bank_ms=2000, start_ms=10_000)
 SEASON_TIMEOUT_S = 40
 
 
+def private_slow_bot(tmp_path: Path) -> Path:
+    """A private copy of the slow path bot: its path marks one test's bot processes."""
+    bot = tmp_path / f"slow_{uuid.uuid4().hex[:6]}.py"
+    bot.write_text((BOTS / "slow_random.py").read_text())
+    return bot
+
+
 def season(season_id: str, participants: tuple[str, ...], rounds: int = 1) -> SeasonSpec:
     return SeasonSpec(
         season_id=season_id,
@@ -149,8 +156,7 @@ def test_a_worker_killed_mid_match_leaves_nothing_behind(
     redis_url: str, pg_url: str, queue_name: str, workers: Workers, tmp_path: Path
 ) -> None:
     # A private copy of the slow path bot: its path marks this test's bot processes.
-    bot = tmp_path / f"slow_{uuid.uuid4().hex[:6]}.py"
-    bot.write_text((BOTS / "slow_random.py").read_text())
+    bot = private_slow_bot(tmp_path)
     sid = f"k{uuid.uuid4().hex[:6]}"
     redis = connect(redis_url)
     with Store.open(pg_url) as store:
@@ -213,8 +219,7 @@ def test_a_worker_killed_mid_match_leaves_no_container_behind(
 ) -> None:
     # The slow bot in the Docker sandbox: a worker killed with -9 leaves its container
     # running; the surviving worker's keeper removes it (its creator is gone).
-    bot = tmp_path / f"slow_{uuid.uuid4().hex[:6]}.py"
-    bot.write_text((BOTS / "slow_random.py").read_text())
+    bot = private_slow_bot(tmp_path)
     sid = f"d{uuid.uuid4().hex[:6]}"
     redis = connect(redis_url)
     players = (str(bot), "house:random", "house:greedy")
