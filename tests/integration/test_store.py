@@ -601,9 +601,9 @@ def test_record_results_writes_each_match_once_with_its_rows(store: Store) -> No
     assert store.record_result("rb-1", record("rb-1"), {})
     fault = Fault(0, FaultKind.TIMEOUT, 3, "slow")
     items = [
-        ("rb-0", record("rb-0", faults=(fault,)), {0: "oops"}, None),
-        ("rb-1", record("rb-1"), {}, None),  # recorded already: dropped
-        ("rb-2", record("rb-2"), {1: "two"}, None),
+        store.prepare_result("rb-0", record("rb-0", faults=(fault,)), {0: "oops"}),
+        store.prepare_result("rb-1", record("rb-1"), {}),  # recorded already: dropped
+        store.prepare_result("rb-2", record("rb-2"), {1: "two"}),
     ]
     assert store.record_results(items) == [True, False, True]
     assert store.record_results(items) == [False, False, False]
@@ -626,11 +626,11 @@ def test_send_results_records_a_workers_records_once_as_their_json(store: Store)
     store.create_season("sr", {"game": "seas-of-strife-v1"}, schedule("sr", 4))
     assert store.record_result("sr-1", played("sr-1"), {}) is True
     fault = Fault(1, FaultKind.INVALID, 2, "no such card")
-    items: list[tuple[str, Any, dict[int, str], None]] = [
-        ("sr-0", played("sr-0", faults=(fault,)), {1: "hm"}, None),
-        ("sr-1", played("sr-1"), {}, None),  # recorded already: dropped
-        ("sr-2", record("sr-2"), {}, None),  # the JSON form is taken too
-        ("sr-0", played("sr-0"), {}, None),  # twice in one flush: written once
+    items = [
+        store.prepare_result("sr-0", played("sr-0", faults=(fault,)), {1: "hm"}),
+        store.prepare_result("sr-1", played("sr-1"), {}),  # recorded already: dropped
+        store.prepare_result("sr-2", record("sr-2"), {}),  # the JSON form is taken too
+        store.prepare_result("sr-0", played("sr-0"), {}),  # twice in one flush: written once
     ]
     pending = store.send_results(items)
     assert pending.wait() == [True, False, True, True]
@@ -641,10 +641,10 @@ def test_send_results_records_a_workers_records_once_as_their_json(store: Store)
     assert store.stderr("sr-0", 1) == "hm"
     assert [s.faults for s in (store.result("sr-0") or pytest.fail()).seats] == [0, 1]
     assert store.progress("sr").done == 3
-    assert store.send_results([("sr-2", played("sr-2"), {}, None)]).wait() == [False]
+    assert store.send_results([store.prepare_result("sr-2", played("sr-2"), {})]).wait() == [False]
     assert store.send_results([]).wait() == []
     with pytest.raises(InvalidRecord, match="given for match"):
-        store.send_results([("sr-3", played("sr-0"), {}, None)])
+        store.prepare_result("sr-3", played("sr-0"), {})
     assert store.result("sr-3") is None
 
 
@@ -668,7 +668,7 @@ def test_a_connection_dropped_around_a_sent_record_records_it_once(
                 )
             else:
                 killer.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
-            pending = store.send_results([("dr-0", played("dr-0"), {}, None)])
+            pending = store.send_results([store.prepare_result("dr-0", played("dr-0"), {})])
             if kill == "under the statement":
                 killer.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
                 locker.rollback()
@@ -677,5 +677,6 @@ def test_a_connection_dropped_around_a_sent_record_records_it_once(
     finally:
         admin.dispose()
     assert store.result("dr-0") is not None and store.progress("dr").done == 1
-    assert store.send_results([("dr-0", played("dr-0"), {}, None)]).wait() == [False]
+    assert store.send_results([store.prepare_result("dr-0", played("dr-0"), {})]).wait() == [False]
     assert len(store.results()) == 1
+

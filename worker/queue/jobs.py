@@ -20,16 +20,17 @@ from types import TracebackType
 from typing import Any
 
 from saloon.worker.errors import BotRefError, SeasonSpecError, WorkerError
-from saloon.worker.seasons.play import PlayedMatch, StoredResolver, play_spec
+from saloon.worker.seasons.play import StoredResolver, play_spec
 from saloon.worker.seasons.spec import MatchSpec
 from saloon.worker.store.config import resolve_url
 from saloon.worker.store.rows import MatchStatus
-from saloon.worker.store.store import PendingResults, Store
+from saloon.worker.store.store import PendingResults, PreparedResult, Store
 
 log = logging.getLogger(__name__)
 
-#: Played matches whose recording failed (store unavailable), kept so that a retry on the
-#: same worker records them instead of playing them again. Bounded: oldest dropped first.
+#: Played matches whose recording failed (store unavailable), kept (as the store will
+#: write them) so that a retry on the same worker records them instead of playing them
+#: again. Bounded: oldest dropped first.
 MAX_UNRECORDED = 64
 
 #: A match id no season schedules (season ids never contain '/'): the warm-up's claim.
@@ -37,7 +38,7 @@ WARM_UP_MATCH_ID = "saloon/warm-up"
 
 _stores: dict[str, Store] = {}
 _stores_lock = threading.Lock()
-_unrecorded: dict[str, PlayedMatch] = {}
+_unrecorded: dict[str, PreparedResult] = {}
 
 
 class JobOutcome(StrEnum):
@@ -127,8 +128,8 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
     and left alone), record the result. The season's own status is settled by whoever
     reads its progress (saloon.worker.seasons.run.progress), not by every job.
     """
-    played = _unrecorded.pop(spec.match_id, None)
-    if played is None:
+    prepared = _unrecorded.pop(spec.match_id, None)
+    if prepared is None:
         status = store.claim_match(spec.match_id, worker)
         if status is None:
             raise SeasonSpecError(f"match {spec.match_id} is not in any season's schedule")
@@ -141,14 +142,12 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
         except BotRefError as exc:
             store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
             return JobOutcome.REFUSED
+        prepared = store.prepare_result(spec.match_id, played.record, played.stderr)
     try:
-        record = played.record
-        wrote = store.record_result(spec.match_id, record, played.stderr)
+        [wrote] = store.record_results([prepared])
     except WorkerError:
         # Keep the played match: the retry records it without playing it again.
-        while len(_unrecorded) >= MAX_UNRECORDED:
-            _unrecorded.pop(next(iter(_unrecorded)))
-        _unrecorded[spec.match_id] = played
+        _keep_unrecorded([prepared])
         raise
     return JobOutcome.RECORDED if wrote else JobOutcome.DUPLICATE
 
@@ -167,12 +166,12 @@ FLUSH_EVERY_MS = 250.0
 FLUSH_EVERY_WAITING = 32
 
 
-def _keep_unrecorded(played: list[tuple[MatchSpec, PlayedMatch]]) -> None:
+def _keep_unrecorded(played: list[PreparedResult]) -> None:
     """Keep played matches whose recording failed: the retry records them unplayed."""
-    for spec, match in played:
+    for prepared in played:
         while len(_unrecorded) >= MAX_UNRECORDED:
             _unrecorded.pop(next(iter(_unrecorded)))
-        _unrecorded[spec.match_id] = match
+        _unrecorded[prepared.result["match_id"]] = prepared
 
 
 class _Recorder:
@@ -183,18 +182,20 @@ class _Recorder:
     def __init__(self, store: Store, outcomes: dict[str, JobOutcome]) -> None:
         self.store = store
         self.outcomes = outcomes
-        self.ready: list[tuple[MatchSpec, PlayedMatch]] = []
+        self.ready: list[PreparedResult] = []
         self.flushed = time.perf_counter()
-        self._flight: tuple[list[tuple[MatchSpec, PlayedMatch]], PendingResults] | None = None
+        self._flight: tuple[list[PreparedResult], PendingResults] | None = None
         self._early = store.sends_in_background  # a flush before the last match is free
         self._every = FLUSH_EVERY if self._early else FLUSH_EVERY_WAITING
 
-    def add(self, spec: MatchSpec, played: PlayedMatch, left: int) -> None:
-        """One more played match, ``left`` more to play: a flush is sent when FLUSH_EVERY
-        (FLUSH_EVERY_WAITING) or FLUSH_EVERY_MS is up, and, when the store records in the
-        background, before the batch's last match (the job waits for its last flush: it
-        then carries one match or two)."""
-        self.ready.append((spec, played))
+    def add(self, prepared: PreparedResult, left: int) -> None:
+        """One more played match, prepared (Store.prepare_result: as soon as it ended,
+        while its record is in the CPU's caches; the record itself is dropped then),
+        ``left`` more to play: a flush is sent when FLUSH_EVERY (FLUSH_EVERY_WAITING) or
+        FLUSH_EVERY_MS is up, and, when the store records in the background, before the
+        batch's last match (the job waits for its last flush: it then carries one match
+        or two)."""
+        self.ready.append(prepared)
         now = time.perf_counter()
         if (
             len(self.ready) >= self._every
@@ -209,9 +210,8 @@ class _Recorder:
         self._settle()
         ready, self.ready = self.ready, []
         if ready:
-            items = [(spec.match_id, played.record, played.stderr, None) for spec, played in ready]
             try:
-                self._flight = (ready, self.store.send_results(items))
+                self._flight = (ready, self.store.send_results(ready))
             except WorkerError:
                 _keep_unrecorded(ready)
                 raise
@@ -228,8 +228,9 @@ class _Recorder:
             _keep_unrecorded(sent + self.ready)
             self.ready = []
             raise
-        for (spec, _), w in zip(sent, wrote, strict=True):
-            self.outcomes[spec.match_id] = JobOutcome.RECORDED if w else JobOutcome.DUPLICATE
+        for prepared, w in zip(sent, wrote, strict=True):
+            match_id = prepared.result["match_id"]
+            self.outcomes[match_id] = JobOutcome.RECORDED if w else JobOutcome.DUPLICATE
 
 
 def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[JobOutcome]:
@@ -253,8 +254,8 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
     resolver = stored_resolver(store)
     try:
         for k, spec in enumerate(specs):
-            played = _unrecorded.pop(spec.match_id, None)
-            if played is None:
+            prepared = _unrecorded.pop(spec.match_id, None)
+            if prepared is None:
                 ahead = statuses is None  # the claim is still out: play now, look after
                 if statuses is not None and _skipped(spec, statuses, outcomes, recorder):
                     continue
@@ -266,20 +267,23 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
                 except BaseException:
                     recorder.flush(wait=True)  # what was played stays played
                     raise
+                if played is not None:
+                    prepared = store.prepare_result(spec.match_id, played.record, played.stderr)
+                    del played  # only the prepared rows are kept
                 if ahead and claim is not None:
                     try:
                         statuses = claim.wait()
                     except WorkerError:
-                        if played is not None:
-                            _keep_unrecorded([(spec, played)])
+                        if prepared is not None:
+                            _keep_unrecorded([prepared])
                         raise
                     if _skipped(spec, statuses, outcomes, recorder):
                         continue  # played ahead of a claim that found it done: dropped
-                if played is None:
+                if prepared is None:
                     store.mark_match(spec.match_id, MatchStatus.FAILED, refused)
                     outcomes[spec.match_id] = JobOutcome.REFUSED
                     continue
-            recorder.add(spec, played, left=len(specs) - 1 - k)
+            recorder.add(prepared, left=len(specs) - 1 - k)
         recorder.flush(wait=True)
     finally:
         if claim is not None and not claim.done:  # left early: free the claim's connection

@@ -66,6 +66,7 @@ __all__ = [
     "Outcome",
     "PendingClaim",
     "PendingResults",
+    "PreparedResult",
     "Progress",
     "ResultRow",
     "ScheduledMatch",
@@ -133,16 +134,17 @@ SELECT match_id FROM r
 #: write hanging off the result rows the first CTE inserts (a match recorded already writes
 #: nothing). Sent through libpq itself (Store._pg_send), so every parameter is text: the
 #: row sets as JSON arrays ($1 results, $2 seats, $3 faults, $4 stderr, $5 records, their
-#: zlib blobs in base64), $6 the encoding, $7 DONE, $8 the finish time.
+#: zlib blobs in base64), $6 the encoding, $7 DONE, $8 the time of the DONE marks (each
+#: result row carries its own finish time).
 _RECORD_MANY_PG = b"""
 WITH r AS (
     INSERT INTO results
         (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at)
     SELECT x.match_id, x.game, x.options, x.seed, x.outcome, x.abort_reason,
-           x.saloon_version, CAST($8 AS TIMESTAMPTZ)
+           x.saloon_version, x.finished_at
     FROM json_to_recordset(CAST($1 AS JSON)) AS x(
         match_id TEXT, game TEXT, options JSON, seed TEXT, outcome TEXT, abort_reason TEXT,
-        saloon_version TEXT)
+        saloon_version TEXT, finished_at TIMESTAMPTZ)
     ON CONFLICT (match_id) DO NOTHING
     RETURNING match_id
 ), seats AS (
@@ -209,8 +211,10 @@ _CHUNK = 500
 _T = TypeVar("_T")
 
 
-class _RecordRows(NamedTuple):
-    """The rows of one match's result, built before its transaction."""
+class PreparedResult(NamedTuple):
+    """One match's result as the store will write it (Store.prepare_result): its rows,
+    checked, and its record encoded and compressed. A worker prepares each match as it
+    ends, while the record is still in the CPU's caches, and keeps only this."""
 
     result: dict[str, Any]
     seats: list[dict[str, Any]]
@@ -930,29 +934,32 @@ class Store:
         rows = self._record_rows(match_id, record, stderr, parsed)
         return self._again_if_dropped(lambda: self._record_once(match_id, rows))
 
-    def record_results(
+    def prepare_result(
         self,
-        items: Sequence[
-            tuple[str, dict[str, Any] | MatchRecord, Mapping[int, str], MatchRecord | None]
-        ],
-    ) -> list[bool]:
-        """:meth:`record_result` for several matches (a batch job): each (match id, record,
-        stderr, parsed) written once by its own id, all in one transaction (one statement
-        on PostgreSQL, one executemany per table on SQLite); for each, True when this call
-        wrote it. Nothing is written when the
-        database is unreachable (StoreUnavailable): the caller may simply retry."""
+        match_id: str,
+        record: dict[str, Any] | MatchRecord,
+        stderr: Mapping[int, str],
+        *,
+        parsed: MatchRecord | None = None,
+    ) -> PreparedResult:
+        """What :meth:`record_results` writes for one match (arguments as
+        :meth:`record_result`'s), built now: InvalidRecord when the record is malformed.
+        Its finish time is now."""
+        return self._record_rows(match_id, record, stderr, parsed)
+
+    def record_results(self, items: Sequence[PreparedResult]) -> list[bool]:
+        """:meth:`record_result` for several prepared matches (a batch job): each written
+        once by its own id, all in one transaction (one statement on PostgreSQL, one
+        executemany per table on SQLite); for each, True when this call wrote it. Nothing
+        is written when the database is unreachable (StoreUnavailable): the caller may
+        simply retry."""
         if not items:
             return []
-        built = [(m, self._record_rows(m, rec, err, parsed)) for m, rec, err, parsed in items]
+        built = [(p.result["match_id"], p) for p in items]
         written = self._again_if_dropped(lambda: self._record_many_once(built))
         return [m in written for m, _ in built]
 
-    def send_results(
-        self,
-        items: Sequence[
-            tuple[str, dict[str, Any] | MatchRecord, Mapping[int, str], MatchRecord | None]
-        ],
-    ) -> PendingResults:
+    def send_results(self, items: Sequence[PreparedResult]) -> PendingResults:
         """:meth:`record_results` without waiting for the database (a batch job plays its
         next matches meanwhile); the handle's ``wait()`` gives what record_results would.
 
@@ -960,9 +967,9 @@ class Store:
         commits it (durably) while the caller goes on, and ``wait()`` reads its answer.
         Until then the result is not known to be stored: a caller reports nothing as
         recorded before ``wait()`` returned. SQLite: recorded before the call returns.
-        InvalidRecord at once for a malformed record; StoreUnavailable from ``wait()``.
+        StoreUnavailable from ``wait()``.
         """
-        built = [(m, self._record_rows(m, rec, err, parsed)) for m, rec, err, parsed in items]
+        built = [(p.result["match_id"], p) for p in items]
         if not built:
             return PendingResults([], set())
         if not self._postgres:
@@ -979,7 +986,7 @@ class Store:
             [m for m, _ in built], None, lambda: self._pg_record(built, flight, params)
         )
 
-    def _record_many_once(self, built: list[tuple[str, _RecordRows]]) -> set[str]:
+    def _record_many_once(self, built: list[tuple[str, PreparedResult]]) -> set[str]:
         if not self._postgres:
             with self._write(f"record {len(built)} results") as conn:
                 return self._insert_many(conn, built)
@@ -987,7 +994,7 @@ class Store:
 
     def _pg_record(
         self,
-        built: list[tuple[str, _RecordRows]],
+        built: list[tuple[str, PreparedResult]],
         flight: _Flight | None = None,
         params: list[bytes] | None = None,
     ) -> set[str]:
@@ -1016,7 +1023,7 @@ class Store:
                 log.info("store: connection dropped (%s); once more on a fresh one", exc)
         raise AssertionError("unreachable")
 
-    def _record_params(self, built: list[tuple[str, _RecordRows]]) -> list[bytes]:
+    def _record_params(self, built: list[tuple[str, PreparedResult]]) -> list[bytes]:
         """_RECORD_MANY_PG's parameters for ``built`` (a match id twice: the first)."""
         results, seats, faults, stderr, records = [], [], [], [], []
         seen: set[str] = set()
@@ -1024,9 +1031,7 @@ class Store:
             if match_id in seen:  # twice in one call: the first is written
                 continue
             seen.add(match_id)
-            result = dict(rows.result)
-            del result["finished_at"]
-            results.append(result)
+            results.append(rows.result)
             seats.extend(rows.seats)
             faults.extend(rows.faults)
             stderr.extend(rows.stderr)
@@ -1041,7 +1046,7 @@ class Store:
             orjson.dumps(records),
             RECORD_ENCODING.encode(),
             MatchStatus.DONE.value.encode(),
-            built[0][1].at.isoformat().encode(),
+            max(rows.at for _, rows in built).isoformat().encode(),
         ]
 
     def _pg_send(self, name: str, sql: bytes, params: list[bytes], what: str) -> _Flight:
@@ -1101,7 +1106,7 @@ class Store:
         record: dict[str, Any] | MatchRecord,
         stderr: Mapping[int, str],
         parsed: MatchRecord | None,
-    ) -> _RecordRows:
+    ) -> PreparedResult:
         """The rows of one match's result, checked (InvalidRecord when it is malformed)."""
         if isinstance(record, MatchRecord):
             # A worker's own record, just played: encoded once, straight to its stored form.
@@ -1186,7 +1191,7 @@ class Store:
             "raw_bytes": len(raw),
             "data": blob,
         }
-        return _RecordRows(result_row, seats, fault_rows, blob_row, stderr_rows, now)
+        return PreparedResult(result_row, seats, fault_rows, blob_row, stderr_rows, now)
 
     def _again_if_dropped(self, attempt: Callable[[], _T]) -> _T:
         """Run a hot-path transaction; once more if the connection turned out dead.
@@ -1204,13 +1209,15 @@ class Store:
             log.info("store: connection dropped (%s); once more on a fresh one", cause.orig)
             return attempt()
 
-    def _record_once(self, match_id: str, rows: _RecordRows) -> bool:
+    def _record_once(self, match_id: str, rows: PreparedResult) -> bool:
         if self._postgres:
             return self._record_once_pg(match_id, rows)
         with self._write(f"record result of {match_id}") as conn:
             return match_id in self._insert_many(conn, [(match_id, rows)])
 
-    def _insert_many(self, conn: sa.Connection, built: list[tuple[str, _RecordRows]]) -> set[str]:
+    def _insert_many(
+        self, conn: sa.Connection, built: list[tuple[str, PreparedResult]]
+    ) -> set[str]:
         """SQLite: the rows of matches not recorded yet, in the caller's write transaction
         (BEGIN IMMEDIATE: no other writer between the read and the inserts), one
         executemany per table; the ids written (a match recorded already is dropped)."""
@@ -1220,7 +1227,7 @@ class Store:
             known.update(
                 conn.execute(self._recorded, {"b_ids": ids[start : start + _CHUNK]}).scalars()
             )
-        fresh: list[_RecordRows] = []
+        fresh: list[PreparedResult] = []
         for match_id, rows in built:
             if match_id in known:
                 log.info("store: %s already recorded; this copy is dropped", match_id)
@@ -1245,7 +1252,7 @@ class Store:
         )
         return {r.result["match_id"] for r in fresh}
 
-    def _record_once_pg(self, match_id: str, rows: _RecordRows) -> bool:
+    def _record_once_pg(self, match_id: str, rows: PreparedResult) -> bool:
         """PostgreSQL: the whole result in ONE statement, in autocommit (one round trip).
 
         The statement is its own transaction (all of it or nothing, a durable commit);
