@@ -73,10 +73,11 @@ def warm_up(store_url: str | None = None) -> None:
     """Pay a worker's one-time costs before its first job, not inside it.
 
     Imports every game and its house bots (the first seat of a game otherwise imports
-    them) and, given ``store_url``, opens that store and runs the claim once on a match id
-    no season schedules (connects, checks the schema, compiles the hot statements, else
-    all done inside the first job). A store that cannot be reached now is only logged:
-    the first job opens it (or fails and retries) as before.
+    them) and the stored bots' resolver, and, given ``store_url``, opens that store and
+    runs the claim once on a match id no season schedules (connects, checks the schema,
+    compiles the hot statements, else all done inside the first job). A store that
+    cannot be reached now is only logged: the first job opens it (or fails and retries)
+    as before.
 
     Last, everything loaded so far (modules, the engine, the pool) is moved out of the
     garbage collector's sight (``gc.freeze``): matches allocate heavily, and every full
@@ -85,6 +86,7 @@ def warm_up(store_url: str | None = None) -> None:
     """
     from saloon.games import game_ids, get_game
     from saloon.sdk.house import house_bots
+    from saloon.worker.sandbox import stored  # noqa: F401  (stored_resolver's, ~25 ms)
 
     for game_id in game_ids():
         try:
