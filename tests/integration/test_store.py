@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+import zstandard
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
@@ -29,6 +31,7 @@ from saloon.worker.errors import (
     InvalidRecord,
     InvalidSchedule,
     SeasonConflict,
+    StoreError,
     StoreUnavailable,
     UnknownBot,
     UnknownMatch,
@@ -36,7 +39,7 @@ from saloon.worker.errors import (
 )
 from saloon.worker.store.config import StoreConfig
 from saloon.worker.store.engine import current_revision, head_revision
-from saloon.worker.store.schema import SCHEMA_REVISION, metadata, result_seats
+from saloon.worker.store.schema import SCHEMA_REVISION, match_records, metadata, result_seats
 from saloon.worker.store.store import (
     MatchStatus,
     Outcome,
@@ -680,3 +683,34 @@ def test_a_connection_dropped_around_a_sent_record_records_it_once(
     assert store.send_results([store.prepare_result("dr-0", played("dr-0"), {})]).wait() == [False]
     assert len(store.results()) == 1
 
+
+def test_records_are_stored_as_zstd_and_older_zlib_records_stay_readable(store: Store) -> None:
+    store.create_season("enc", {"game": "seas-of-strife-v1"}, schedule("enc", 3))
+    for i in range(3):
+        store.record_result(f"enc-{i}", record(f"enc-{i}"), {})
+    rows = stored_records(store)
+    assert {r.encoding for r in rows} == {"zstd+json"}
+    assert all(zstandard.ZstdDecompressor().decompress(r.data) for r in rows)
+    # A record an earlier release wrote (zlib) reads back as it was.
+    old = json.dumps(record("enc-1")).encode()
+    unknown = json.dumps(record("enc-2")).encode()
+    with store.engine.begin() as conn:
+        for match_id, encoding, data in (
+            ("enc-1", "zlib+json", zlib.compress(old)),
+            ("enc-2", "lzma+json", unknown),
+        ):
+            conn.execute(
+                match_records.update()
+                .where(match_records.c.match_id == match_id)
+                .values(encoding=encoding, data=data)
+            )
+    assert store.match_record("enc-1") == record("enc-1")
+    assert store.match_record("enc-0") == record("enc-0")
+    with pytest.raises(StoreError, match="encoding 'lzma\\+json' unknown"):
+        store.match_record("enc-2")
+
+
+def stored_records(store: Store) -> list[Any]:
+    """Every stored match record row."""
+    with store.engine.connect() as conn:
+        return list(conn.execute(sa.select(match_records)).all())

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from saloon.worker.store.codec import DEFAULT_ZSTD_LEVEL
+
 #: Environment variable naming the store: a SQLAlchemy URL or a path to a SQLite file.
 STORE_ENV = "SALOON_STORE"
 #: The SQLite file used when neither a URL nor $SALOON_STORE is given (in the current folder).
@@ -14,10 +16,9 @@ DEFAULT_STORE_PATH = "saloon.db"
 DEFAULT_BUSY_TIMEOUT_MS = 30_000
 #: Bytes of one seat's captured stderr kept per match (the head; the rest is counted).
 DEFAULT_STDERR_CAP_BYTES = 64 * 1024
-#: zlib level for stored match records: 1, the fastest. A house-bot Seas of Strife record
-#: (~10.7 KB of JSON) takes ~0.13 ms and 2.3 KB at 1, ~0.30 ms and 1.85 KB at zlib's
-#: default 6: on a match of a few ms, the time counts more than 20% more bytes.
-DEFAULT_COMPRESS_LEVEL = 1
+#: Zstandard level for stored match records (saloon.worker.store.codec): 1, its fastest
+#: ordinary level; on a match of a few ms the time counts more than a few % of bytes.
+DEFAULT_COMPRESS_LEVEL = DEFAULT_ZSTD_LEVEL
 #: SQLite's fsync policy. FULL: a commit survives a power cut, not only a killed process
 #: (NORMAL, with WAL, survives a killed process but may roll back the last commits on a
 #: power cut; it saves an fsync per recorded match).

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import select
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -42,6 +41,7 @@ from saloon.worker.errors import (
     UnknownSeason,
 )
 from saloon.worker.store import schema as t
+from saloon.worker.store.codec import RECORD_ENCODING, compress_record, decode_record
 from saloon.worker.store.config import DEFAULT_STORE_CONFIG, StoreConfig, resolve_url
 from saloon.worker.store.engine import WRITE_OPTION, create_engine, migrate
 from saloon.worker.store.rows import (
@@ -79,9 +79,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: How a stored match record is encoded in match_records.data.
-RECORD_ENCODING = "zlib+json"
 
 # Built once: statement objects memoise their cache keys, so the hot path skips that work.
 _INSERT_RESULT = t.results.insert()
@@ -134,7 +131,7 @@ SELECT match_id FROM r
 #: write hanging off the result rows the first CTE inserts (a match recorded already writes
 #: nothing). Sent through libpq itself (Store._pg_send), so every parameter is text: the
 #: row sets as JSON arrays ($1 results, $2 seats, $3 faults, $4 stderr, $5 records, their
-#: zlib blobs in base64), $6 the encoding, $7 DONE, $8 the time of the DONE marks (each
+#: compressed blobs in base64), $6 the encoding, $7 DONE, $8 the time of the DONE marks (each
 #: result row carries its own finish time).
 _RECORD_MANY_PG = b"""
 WITH r AS (
@@ -690,18 +687,19 @@ class Store:
         """The match times (``timing.match_ms`` of the records) of the game's ``limit``
         latest recorded matches, newest first (what a season's batch size is measured on)."""
         query = (
-            sa.select(t.match_records.c.data)
+            sa.select(t.match_records.c.encoding, t.match_records.c.data)
             .join(t.results, t.results.c.match_id == t.match_records.c.match_id)
             .where(t.results.c.game == game)
             .order_by(t.results.c.finished_at.desc())
             .limit(limit)
         )
         with self._read("recent match times") as conn:
-            blobs = conn.execute(query).scalars().all()
+            blobs = conn.execute(query).all()
         out = []
-        for blob in blobs:
-            timing = orjson.loads(zlib.decompress(blob)).get("timing") or {}
-            if isinstance(timing.get("match_ms"), int | float):
+        for encoding, blob in blobs:
+            loaded = decode_record(encoding, blob)
+            timing = (loaded.get("timing") if isinstance(loaded, dict) else None) or {}
+            if isinstance(timing, dict) and isinstance(timing.get("match_ms"), int | float):
                 out.append(float(timing["match_ms"]))
         return out
 
@@ -1143,7 +1141,7 @@ class Store:
                 raise InvalidRecord(
                     f"match {match_id}: the record is not plain JSON: {exc}"
                 ) from None
-        blob = zlib.compress(raw, self._config.compress_level)
+        blob = compress_record(raw, self._config.compress_level)
         faults_per_seat: dict[int, int] = {}
         for fault in parsed.faults:
             faults_per_seat[fault.seat] = faults_per_seat.get(fault.seat, 0) + 1
@@ -1379,9 +1377,7 @@ class Store:
             ).one_or_none()
         if row is None:
             return None
-        if row.encoding != RECORD_ENCODING:
-            raise StoreError(f"match {match_id}: record encoding {row.encoding!r} unknown")
-        loaded: dict[str, Any] = orjson.loads(zlib.decompress(row.data))
+        loaded: dict[str, Any] = decode_record(row.encoding, row.data, f"match {match_id}")
         return loaded
 
     def stderr(self, match_id: str, seat: int) -> str:
