@@ -1,16 +1,20 @@
 """Season throughput: matches per minute with 1 and 2 RQ workers, and the queue + store
 overhead per match (not a test; run by hand; needs Redis and, by default, PostgreSQL).
 
-    python bench/seasons.py [--rounds 3] [--repeat 3] [--store URL] [--redis URL]
+    python bench/seasons.py [--rounds 24] [--seizure-rounds 4] [--repeat 3] [--store URL]
+                            [--redis URL] [--game GAME]
 
 In one run: the season's matches played in-process with no queue and no store (the
-match's own time, the floor), then the same season through Redis with 1 worker process
-and with 2, into the store (a throwaway PostgreSQL schema unless --store is given).
+match's own time, the floor), the same matches split between 2 processes at once (no
+queue, no store: what this machine's two cores give two CPU-bound processes, the ceiling
+of "2 workers vs 1"), then the same season through Redis with 1 worker process and with
+2, into the store (a throwaway PostgreSQL schema unless --store is given).
 Workers are started (with ``--store``, so they open it at boot, as a deployment would)
 and idle before the clock starts: their boot and warm-up are not counted. The game
 is CPU-bound: Seas of Strife, 3 seats, house bots in-process. Median of --repeat runs.
 
-* matches/min: matches / wall time from enqueue to the last result recorded;
+* matches/min: matches / wall time from enqueue to the last result recorded (in-process:
+  from the first match to the last);
 * overhead/match: (wall x workers / matches) - the mean match time measured inside the
   workers (``timing.match_ms`` of the records): queue, job, store and idle time per match.
 """
@@ -85,9 +89,49 @@ def pg_schema() -> Iterator[str]:
 def floor_ms(game: str, rounds: int) -> tuple[float, float]:
     """(wall s, mean match ms) of the season played in-process, no queue, no store."""
     specs = expand(season("floor", rounds, game))
+    play_spec(specs[0])  # imports and warms up, outside the clock (as a worker's warm-up)
     started = time.perf_counter()
     times = [play_spec(s).record.timing["match_ms"] for s in specs]
     return time.perf_counter() - started, statistics.mean(times)
+
+
+def _floor_child(game: str, rounds: int, part: int, parts: int) -> int:
+    """A child of :func:`floor_parallel`: play every ``parts``-th match from ``part`` once
+    told to go (a line on stdin); print the wall seconds it took."""
+    specs = expand(season("floor", rounds, game))[part::parts]
+    play_spec(specs[0])  # imports and warms up, as the 1-process floor's first run did
+    print("ready", flush=True)
+    sys.stdin.readline()
+    started = time.perf_counter()
+    for spec in specs:
+        play_spec(spec)
+    print(json.dumps(time.perf_counter() - started), flush=True)
+    return 0
+
+
+def floor_parallel(game: str, rounds: int, parts: int = 2) -> float:
+    """Wall seconds of the season's matches split between ``parts`` processes playing at
+    once (no queue, no store), from the go to the last one done."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--floor-child", game, str(rounds), str(k), str(parts)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(parts)
+    ]
+    try:
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        return max(float(json.loads(p.stdout.readline())) for p in procs if p.stdout)
+    finally:
+        for p in procs:
+            p.wait(60)
 
 
 def through_workers(
@@ -142,8 +186,19 @@ def through_workers(
 
 def main() -> int:
     """Run the benchmark and print the tables."""
+    if sys.argv[1:2] == ["--floor-child"]:
+        game, rounds, part, parts = sys.argv[2:6]
+        return _floor_child(game, int(rounds), int(part), int(parts))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="rounds (12 matches each)")
+    parser.add_argument(
+        "--rounds", type=int, default=24, help="Seas of Strife rounds (12 matches each)"
+    )
+    parser.add_argument(
+        "--seizure-rounds",
+        type=int,
+        default=4,
+        help="Seizure rounds (12 matches each; its matches take 0.05-0.5 s)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
     parser.add_argument("--store", help="store URL (default: a throwaway PostgreSQL schema)")
     parser.add_argument("--redis", default=DEFAULT_REDIS_URL)
@@ -161,7 +216,7 @@ def main() -> int:
         tempfile.TemporaryDirectory() as tmp,
     ):
         for game in args.game or GAMES:
-            rounds = args.rounds if game == "seas-of-strife-v1" else 1
+            rounds = args.rounds if game == "seas-of-strife-v1" else args.seizure_rounds
             jobs = _rows(table, args, store_url, game, rounds, Path(tmp))
             steps[game] = _step_cells(jobs)
     console = Console(width=150)
@@ -180,7 +235,7 @@ COLUMNS = (
     "overhead/match ms",
     "overhead",
 )
-#: A short CPU-bound match (Seas of Strife ~10 ms) and a long one (Seizure, ~0.1-1.3 s).
+#: A short CPU-bound match (Seas of Strife ~3-10 ms) and a long one (Seizure, ~0.05-0.5 s).
 GAMES = ("seas-of-strife-v1", "seizure-v1")
 #: Rows of the step table: (label, how a job's spans give it).
 STEP_ROWS = (
@@ -245,9 +300,12 @@ def _rows(
     spans_dir: Path,
 ) -> list[dict[str, float]]:
     """The throughput rows of ``game``; the spans of every job played by 1 worker."""
-    floors = [floor_ms(game, rounds) for _ in range(args.repeat)]
+    floors = []
+    parallel = []
     rows: dict[int, list[tuple[float, float, int, list[dict[str, float]]]]] = {1: [], 2: []}
-    for _ in range(args.repeat):
+    for _ in range(args.repeat):  # every kind of run once a round: the machine's load drifts
+        floors.append(floor_ms(game, rounds))
+        parallel.append(floor_parallel(game, rounds))
         for workers in (1, 2):  # alternated: the machine's load drifts
             rows[workers].append(
                 through_workers(args.redis, store_url, workers, game, rounds, spans_dir)
@@ -258,10 +316,21 @@ def _rows(
     table.add_row(
         game,
         "in-process, no queue/store",
-        "-",
+        "1",
         f"{n / floor_wall * 60:.0f}",
-        "",
+        "1.00x",
         f"{floor_match:.1f}",
+        "",
+        "",
+    )
+    both = statistics.median(parallel)
+    table.add_row(
+        game,
+        "in-process, 2 processes",
+        "2",
+        f"{n / both * 60:.0f}",
+        f"{floor_wall / both:.2f}x",
+        "",
         "",
         "",
     )
