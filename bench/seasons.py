@@ -135,7 +135,13 @@ def floor_parallel(game: str, rounds: int, parts: int = 2) -> float:
 
 
 def through_workers(
-    redis_url: str, store_url: str, workers: int, game: str, rounds: int, spans_dir: Path
+    redis_url: str,
+    store_url: str,
+    workers: int,
+    game: str,
+    rounds: int,
+    spans_dir: Path,
+    batch: int | None = None,
 ) -> tuple[float, float, int, list[dict[str, float]]]:
     """(wall s, mean match ms inside the workers, matches, per-job spans) of one season on
     ``workers``."""
@@ -163,7 +169,7 @@ def through_workers(
             create(store, season(sid, rounds, game))
             store.results(season_id=sid)  # warm the connection
             started = time.time()
-            start(store, SeasonQueue(redis, qname), sid, store_url)
+            start(store, SeasonQueue(redis, qname), sid, store_url, batch=batch)
             while not progress(store, sid).finished:
                 time.sleep(0.2)  # a light poll: the bench must not load the store itself
             results = store.results(season_id=sid)
@@ -202,6 +208,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
     parser.add_argument("--store", help="store URL (default: a throwaway PostgreSQL schema)")
     parser.add_argument("--redis", default=DEFAULT_REDIS_URL)
+    parser.add_argument("--batch", type=int, help="matches per job (default: measured)")
     parser.add_argument("--game", action="append", help=f"only this game (default {GAMES})")
     args = parser.parse_args()
 
@@ -308,7 +315,7 @@ def _rows(
         parallel.append(floor_parallel(game, rounds))
         for workers in (1, 2):  # alternated: the machine's load drifts
             rows[workers].append(
-                through_workers(args.redis, store_url, workers, game, rounds, spans_dir)
+                through_workers(args.redis, store_url, workers, game, rounds, spans_dir, args.batch)
             )
     n = 12 * rounds
     floor_wall = statistics.median(f[0] for f in floors)
