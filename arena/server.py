@@ -193,8 +193,8 @@ class ArenaServer:
     def stop(self, grace: float = 5.0) -> None:
         """Stop serving, close the sandbox and the store.
 
-        Streams that only follow progress (WatchSeason) end at once, so they do not hold
-        the stop for the whole grace; calls that do work get ``grace`` seconds to finish.
+        Streams that only follow progress (WatchSeason, WatchLadder) end at once, so they do
+        not hold the stop for the whole grace; calls that do work get ``grace`` seconds.
         """
         self.health.enter_graceful_shutdown()
         self.service.stopping.set()

@@ -1,12 +1,15 @@
 """``saloon serve`` on its port and at its stop: one server per port, a quick stop with a
-follower connected, and ``ladder status --follow`` across a server restart. Real gRPC on
-loopback ports, real stores."""
+follower connected (of a season, of a continuous ladder), and ``ladder status --follow``
+across a server restart. Real gRPC on loopback ports, real stores, real Redis for the
+continuous ladders."""
 
 from __future__ import annotations
 
 import io
 import threading
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,11 +18,12 @@ from saloon.arena.commands import follow_season
 from saloon.arena.errors import AddressInUse
 from saloon.arena.server import ArenaServer, ServeOptions
 from saloon.sdk.client import ArenaClient
+from saloon.worker.queue.season_queue import SeasonQueue, connect
 from saloon.worker.seasons.run import cancel, create
 from saloon.worker.seasons.schedule import SeasonSpec
 from saloon.worker.store.store import Store
 
-from .arena_fixtures import start_arena
+from .arena_fixtures import Arena, start_arena
 
 #: Bounds of the waits below (the events take well under a second on a quiet machine).
 WAIT_S = 20.0
@@ -131,3 +135,50 @@ def test_ladder_status_follow_says_the_server_went_away_and_reconnects(
     assert "lost the server" in err and "reconnected" in err
     assert "Cancelling all calls" not in out.getvalue()
     assert out.getvalue().splitlines()[-1].startswith("season restarted (seizure-v1, cancelled)")
+
+
+@pytest.fixture
+def queue_name(redis_url: str) -> Iterator[str]:
+    """An RQ queue of this test's own on the machine's Redis (a continuous ladder's batches
+    go on a queue; no worker plays them here)."""
+    name = f"test-serve-{uuid.uuid4().hex[:8]}"
+    yield name
+    SeasonQueue(connect(redis_url), name).purge()
+
+
+def _ladder(arena: Arena, ladder_id: str) -> None:
+    """A running continuous ladder of two house bots; its first batch stays running."""
+    with arena.client("olga") as olga:
+        info = olga.start_ladder(ladder_id, "seizure-v1", players=2, house=["random", "greedy"])
+    assert info.active and info.batch_season == f"{ladder_id}-b1"
+
+
+def test_a_server_with_a_ladder_follower_connected_stops_without_waiting_its_grace(
+    tmp_path: Path, redis_url: str, queue_name: str
+) -> None:
+    arena = start_arena(str(tmp_path / "arena.db"), redis_url, queue_name=queue_name)
+    _ladder(arena, "watched")
+    client = arena.client("alice")
+    seen = threading.Event()
+    ended: list[BaseException | None] = []
+
+    def follow() -> None:
+        try:
+            for _ in client.watch_ladder("watched"):
+                seen.set()
+            ended.append(None)
+        except BaseException as exc:  # the stream ends with the server
+            ended.append(exc)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    assert seen.wait(WAIT_S)
+    grace = 30.0
+    started = time.monotonic()
+    arena.server.stop(grace)
+    took = time.monotonic() - started
+    thread.join(WAIT_S)
+    client.close()
+    # WatchLadder held the stop for the whole grace: it must end at once, like WatchSeason.
+    assert took < grace / 3, f"stop took {took:.1f} s with a ladder follower connected"
+    assert ended and ended[0] is not None and "UNAVAILABLE" in str(ended[0])
