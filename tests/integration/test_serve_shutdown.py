@@ -1,7 +1,7 @@
 """``saloon serve`` on its port and at its stop: one server per port, a quick stop with a
-follower connected (of a season, of a continuous ladder), and ``ladder status --follow``
-across a server restart. Real gRPC on loopback ports, real stores, real Redis for the
-continuous ladders."""
+follower connected (of a season, of a continuous ladder), and the followers (``ladder
+status --follow``, ``ladder continuous status --follow``) across a server restart. Real
+gRPC on loopback ports, real stores, real Redis for the continuous ladders."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ import io
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from saloon.arena import continuous
+from saloon.arena.cli import main
 from saloon.arena.commands import follow_season
 from saloon.arena.errors import AddressInUse
+from saloon.arena.registry import Registry
 from saloon.arena.server import ArenaServer, ServeOptions
 from saloon.sdk.client import ArenaClient
 from saloon.worker.queue.season_queue import SeasonQueue, connect
@@ -153,6 +156,13 @@ def _ladder(arena: Arena, ladder_id: str) -> None:
     assert info.active and info.batch_season == f"{ladder_id}-b1"
 
 
+def _until(done: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 def test_a_server_with_a_ladder_follower_connected_stops_without_waiting_its_grace(
     tmp_path: Path, redis_url: str, queue_name: str
 ) -> None:
@@ -182,3 +192,66 @@ def test_a_server_with_a_ladder_follower_connected_stops_without_waiting_its_gra
     # WatchLadder held the stop for the whole grace: it must end at once, like WatchSeason.
     assert took < grace / 3, f"stop took {took:.1f} s with a ladder follower connected"
     assert ended and ended[0] is not None and "UNAVAILABLE" in str(ended[0])
+
+
+def test_continuous_status_follow_says_the_server_went_away_and_reconnects(
+    tmp_path: Path, redis_url: str, queue_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = str(tmp_path / "arena.db")
+    first = start_arena(url, redis_url, queue_name=queue_name)
+    port = first.server.port
+    _ladder(first, "restarted")
+    argv = ["ladder", "continuous", "status", "restarted", "--follow"]
+    argv += ["--server", first.address, "--token", first.tokens["alice"]]
+    exits: list[int | BaseException] = []
+
+    def follow() -> None:
+        try:
+            exits.append(main(argv))
+        except BaseException as exc:
+            exits.append(exc)
+
+    out: list[str] = []
+    err: list[str] = []
+
+    def seen(text: str, stream: list[str]) -> bool:
+        captured = capsys.readouterr()
+        out.append(captured.out)
+        err.append(captured.err)
+        return text in "".join(stream)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    _until(lambda: seen("ladder restarted", out), "the follower's first line")
+    first.server.stop(5)
+    _until(lambda: seen("lost the server", err), "the follower to see it gone")
+    second = ArenaServer(
+        ServeOptions(
+            store_url=url,
+            redis_url=redis_url,
+            queue_name=queue_name,
+            listen=f"127.0.0.1:{port}",
+            http="",
+            sandbox="process",
+            season_sandbox="process",
+        )
+    )
+    second.start()
+    try:
+        _until(lambda: seen("reconnected", err), "the follower to reconnect")
+        # The ladder stops and its batch is cancelled: the follow ends.
+        with Store.open(url) as store:
+            continuous.stop(Registry(store), "restarted")
+            cancel(store, "restarted-b1")
+        thread.join(WAIT_S)
+        assert not thread.is_alive(), "the follower did not come back"
+        assert exits == [0], exits
+    finally:
+        second.stop(0)
+    seen("", out)
+    lines = "".join(out).splitlines()
+    lost = [line for line in "".join(err).splitlines() if "lost the server" in line]
+    assert len(lost) == 1 and "reconnecting for up to 300 s" in lost[0], err
+    assert lines[-1].startswith("ladder restarted (seizure-v1, stopped): 1 batch(es)"), lines
+    assert len(lines) == len(set(lines)), lines  # a reconnect does not repeat a line
+    assert "Cancelling all calls" not in "".join(out)
