@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,10 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = "saloon.v1.Arena"
 #: How often the service checks that every active schedule has its next job queued.
 SCHEDULE_CHECK_S = 60.0
+#: How often it enqueues again the pending matches no queue holds (as often as the workers'
+#: keepers, saloon.worker.queue.worker.REQUEUE_EVERY_S: a season whose Redis restarted
+#: empty completes within a minute when the server is the only one looking).
+REQUEUE_CHECK_S = 10.0
 #: How often the driver looks whether a continuous ladder's batch has finished.
 LADDER_TICK_S = 0.5
 #: A chunk of an upload is at most 1 MiB; the whole upload is capped by the service.
@@ -154,20 +159,24 @@ class ArenaServer:
         log.info("arena API on %s, boards on %s", self.address, self.options.http or "-")
 
     def _keep(self) -> None:
-        """Re-arm repeating schedules whose next job Redis lost, and enqueue again the
-        pending matches no queue holds (the store is the truth), now and every minute."""
+        """Re-arm repeating schedules whose next job Redis lost (now and every
+        SCHEDULE_CHECK_S), and enqueue again the pending matches no queue holds (the store
+        is the truth; now and every REQUEUE_CHECK_S: one query per running season)."""
         queue = self.service.config.queue
         assert queue is not None
+        rearmed: float | None = None
         while True:
-            try:
-                rearm_schedules(self.service.registry, queue, self.options.store_url)
-            except Exception:  # Redis or the store away: try again next time
-                log.exception("re-arming schedules failed")
+            if rearmed is None or time.monotonic() - rearmed >= SCHEDULE_CHECK_S:
+                rearmed = time.monotonic()
+                try:
+                    rearm_schedules(self.service.registry, queue, self.options.store_url)
+                except Exception:  # Redis or the store away: try again next time
+                    log.exception("re-arming schedules failed")
             try:
                 requeue_lost(self.store, queue, self.options.store_url)
             except Exception:  # Redis or the store away: try again next time
                 log.exception("re-enqueueing lost matches failed")
-            if self._stopped.wait(SCHEDULE_CHECK_S):
+            if self._stopped.wait(REQUEUE_CHECK_S):
                 return
 
     def _drive(self) -> None:

@@ -130,8 +130,8 @@ def requeue_lost(store: Store, queue: SeasonQueue, store_url: str) -> int:
     """Enqueue again what the store says is pending in the running seasons started on this
     queue and no queue holds (the store is the truth; Redis only carries jobs); how many.
 
-    Workers' keepers (saloon.worker.queue.worker) and ``saloon serve`` run it every few
-    seconds, so a season whose jobs Redis lost completes with no one running ``start``.
+    Workers' keepers (saloon.worker.queue.worker) and ``saloon serve`` run it every 10 s,
+    so a season whose jobs Redis lost completes with no one running ``start``.
     A look costs one query for the running seasons and one light query each (their specs
     are read only when some of their matches are lost).
     """
