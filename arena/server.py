@@ -8,7 +8,9 @@ workers.
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import threading
 import time
 from concurrent import futures
@@ -68,6 +70,35 @@ class ServeOptions:
     tls_key: str = ""
 
 
+def _address_held(listen: str) -> bool:
+    """True when another socket holds every address ``listen`` (host:port) names.
+
+    gRPC fails to bind such an address, but its C core first logs a line of its own on
+    stderr; ``saloon serve`` looks first, to refuse in one line. False for port 0, a name
+    that does not resolve, or a ``unix:`` address: gRPC then decides (and says why).
+    """
+    host, _, port = listen.rpartition(":")
+    if not port.isdigit() or int(port) == 0:
+        return False
+    try:
+        addresses = socket.getaddrinfo(
+            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return False
+    for family, kind, proto, _name, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            # As gRPC binds: SO_REUSEADDR on, SO_REUSEPORT off (see ArenaServer).
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    continue  # held: look at the next address
+            return False  # free (or refused for another reason gRPC will report)
+    return bool(addresses)
+
+
 class ArenaServer:
     """A running arena service (gRPC + health + HTTP boards)."""
 
@@ -105,7 +136,9 @@ class ArenaServer:
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         try:
-            if options.tls_cert:
+            if _address_held(options.listen):  # gRPC would fail, after a line of its own
+                self.port = 0
+            elif options.tls_cert:
                 creds = grpc.ssl_server_credentials(
                     [(Path(options.tls_key).read_bytes(), Path(options.tls_cert).read_bytes())]
                 )

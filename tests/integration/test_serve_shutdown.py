@@ -1,11 +1,14 @@
-"""``saloon serve`` on its port and at its stop: one server per port, a quick stop with a
-follower connected (of a season, of a continuous ladder), and the followers (``ladder
-status --follow``, ``ladder continuous status --follow``) across a server restart. Real
-gRPC on loopback ports, real stores, real Redis for the continuous ladders."""
+"""``saloon serve`` on its port and at its stop: one server per port (also through the
+real command line), a quick stop with a follower connected (of a season, of a continuous
+ladder), and the followers (``ladder status --follow``, ``ladder continuous status
+--follow``) across a server restart. Real gRPC on loopback ports, real stores, real Redis
+for the continuous ladders."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -255,3 +258,28 @@ def test_continuous_status_follow_says_the_server_went_away_and_reconnects(
     assert lines[-1].startswith("ladder restarted (seizure-v1, stopped): 1 batch(es)"), lines
     assert len(lines) == len(set(lines)), lines  # a reconnect does not repeat a line
     assert "Cancelling all calls" not in "".join(out)
+
+
+def test_saloon_serve_on_a_port_in_use_exits_with_one_line_naming_it(tmp_path: Path) -> None:
+    first = start_arena(str(tmp_path / "a.db"))
+    try:
+        listen = f"127.0.0.1:{first.server.port}"
+        saloon = Path(sys.executable).with_name("saloon")  # the console script
+        assert saloon.exists(), f"no {saloon}: install the project (deploy/dev.sh setup)"
+        argv = [str(saloon), "serve", "--store", str(tmp_path / "b.db"), "--listen", listen]
+        done = subprocess.run(
+            [*argv, "--http", "", "--sandbox", "process"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode != 0, done.stdout
+        assert done.stderr.splitlines() == [
+            f"saloon: error: cannot listen on {listen}: address in use"
+        ], done.stderr
+        # The first one still serves.
+        with first.client("alice") as client:
+            assert client.bots() == []
+    finally:
+        first.server.stop(0)
