@@ -16,9 +16,9 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.referee.cli import parse_option
@@ -33,6 +33,8 @@ from saloon.worker.seasons.cli import add_store_argument
 
 #: Owner of bots submitted to a local store (no server): the OS user.
 LOCAL_OWNER_ENV = "USER"
+
+_T = TypeVar("_T")
 
 
 def register(subparsers: Any) -> tuple[type[Exception], ...]:
@@ -405,23 +407,26 @@ def cmd_continuous(args: argparse.Namespace, out: TextIO) -> int:
             info = client.ladder(args.ladder_id)
         _print_ladder(info, out, getattr(args, "board", False))
         if getattr(args, "follow", False):
-            for info in client.watch_ladder(args.ladder_id):
-                _print_ladder(info, out, False)
+            info = follow_ladder(client, args.ladder_id, out, shown=info)
             if getattr(args, "board", False):
                 _print_ladder(info, out, True)
     return 0
 
 
-def _print_ladder(info: Any, out: TextIO, board: bool) -> None:
+def _ladder_line(info: Any) -> str:
     state = "running" if info.active else "stopped"
     batch = ""
     if info.batch_season:
         b = info.batch
         batch = f"; batch {info.batch_season}: {b.done} done, {b.running} running of {b.total}"
-    out.write(
+    return (
         f"ladder {info.ladder_id} ({info.game}, {state}): {info.batches} batch(es), "
         f"{info.matches} rated match(es){batch}\n"
     )
+
+
+def _print_ladder(info: Any, out: TextIO, board: bool) -> None:
+    out.write(_ladder_line(info))
     if board:
         for row in info.board.rows:
             rank = str(row.rank) if row.rank else "-"
@@ -459,24 +464,20 @@ RECONNECT_FIRST_S = 0.25
 RECONNECT_MAX_S = 2.0
 
 
-def follow_season(client: ArenaClient, season_id: str, out: TextIO) -> None:
-    """Print the season's progress at each change until it is over; when the server goes
-    away (a restart: UNAVAILABLE), say so on stderr and reconnect, for RECONNECT_FOR_S."""
-    last: str | None = None
+def reconnecting(client: ArenaClient, watch: Callable[[], Iterator[_T]]) -> Iterator[_T]:
+    """What the stream ``watch()`` opens sends, until it ends; when the server goes away
+    (a restart: UNAVAILABLE), say so on stderr and open it again, for RECONNECT_FOR_S (the
+    first message after a reconnect repeats where things are)."""
     lost_at: float | None = None
     wait = RECONNECT_FIRST_S
     while True:
         try:
-            for info in client.watch_season(season_id):
+            for item in watch():
                 if lost_at is not None:
                     sys.stderr.write(f"saloon: reconnected to {client.config.server}\n")
                     lost_at, wait = None, RECONNECT_FIRST_S
-                line = f"{info.status} {info.done} {info.running} {info.failed} {info.total}"
-                if line != last:  # a reconnect sends the progress again
-                    last = line
-                    _print_season(info, out)
-                if info.status in SEASON_OVER:
-                    return
+                yield item
+            return
         except ArenaClientError as exc:
             if exc.code != "UNAVAILABLE":
                 raise
@@ -492,6 +493,34 @@ def follow_season(client: ArenaClient, season_id: str, out: TextIO) -> None:
                 raise
         time.sleep(wait)
         wait = min(wait * 2, RECONNECT_MAX_S)
+
+
+def follow_season(client: ArenaClient, season_id: str, out: TextIO) -> None:
+    """Print the season's progress at each change until it is over, across server
+    restarts (:func:`reconnecting`)."""
+    last: str | None = None
+    for info in reconnecting(client, lambda: client.watch_season(season_id)):
+        line = f"{info.status} {info.done} {info.running} {info.failed} {info.total}"
+        if line != last:  # a reconnect sends the progress again
+            last = line
+            _print_season(info, out)
+        if info.status in SEASON_OVER:
+            return
+
+
+def follow_ladder(client: ArenaClient, ladder_id: str, out: TextIO, shown: Any = None) -> Any:
+    """Print a continuous ladder's state at each change (from ``shown``, a LadderInfo
+    printed already) until it has stopped and settled, across server restarts
+    (:func:`reconnecting`); its last LadderInfo."""
+    last = None if shown is None else _ladder_line(shown)
+    info = shown
+    for info in reconnecting(client, lambda: client.watch_ladder(ladder_id)):
+        line = _ladder_line(info)
+        if line != last:  # a reconnect sends the state again
+            last = line
+            out.write(line)
+            out.flush()
+    return info
 
 
 def _print_season(info: Any, out: TextIO) -> None:

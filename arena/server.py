@@ -8,8 +8,11 @@ workers.
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import threading
+import time
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +41,10 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = "saloon.v1.Arena"
 #: How often the service checks that every active schedule has its next job queued.
 SCHEDULE_CHECK_S = 60.0
+#: How often it enqueues again the pending matches no queue holds (as often as the workers'
+#: keepers, saloon.worker.queue.worker.REQUEUE_EVERY_S: a season whose Redis restarted
+#: empty completes within a minute when the server is the only one looking).
+REQUEUE_CHECK_S = 10.0
 #: How often the driver looks whether a continuous ladder's batch has finished.
 LADDER_TICK_S = 0.5
 #: A chunk of an upload is at most 1 MiB; the whole upload is capped by the service.
@@ -61,6 +68,35 @@ class ServeOptions:
     threads: int = 32
     tls_cert: str = ""
     tls_key: str = ""
+
+
+def _address_held(listen: str) -> bool:
+    """True when another socket holds every address ``listen`` (host:port) names.
+
+    gRPC fails to bind such an address, but its C core first logs a line of its own on
+    stderr; ``saloon serve`` looks first, to refuse in one line. False for port 0, a name
+    that does not resolve, or a ``unix:`` address: gRPC then decides (and says why).
+    """
+    host, _, port = listen.rpartition(":")
+    if not port.isdigit() or int(port) == 0:
+        return False
+    try:
+        addresses = socket.getaddrinfo(
+            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return False
+    for family, kind, proto, _name, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            # As gRPC binds: SO_REUSEADDR on, SO_REUSEPORT off (see ArenaServer).
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    continue  # held: look at the next address
+            return False  # free (or refused for another reason gRPC will report)
+    return bool(addresses)
 
 
 class ArenaServer:
@@ -100,7 +136,9 @@ class ArenaServer:
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         try:
-            if options.tls_cert:
+            if _address_held(options.listen):  # gRPC would fail, after a line of its own
+                self.port = 0
+            elif options.tls_cert:
                 creds = grpc.ssl_server_credentials(
                     [(Path(options.tls_key).read_bytes(), Path(options.tls_cert).read_bytes())]
                 )
@@ -154,20 +192,24 @@ class ArenaServer:
         log.info("arena API on %s, boards on %s", self.address, self.options.http or "-")
 
     def _keep(self) -> None:
-        """Re-arm repeating schedules whose next job Redis lost, and enqueue again the
-        pending matches no queue holds (the store is the truth), now and every minute."""
+        """Re-arm repeating schedules whose next job Redis lost (now and every
+        SCHEDULE_CHECK_S), and enqueue again the pending matches no queue holds (the store
+        is the truth; now and every REQUEUE_CHECK_S: one query per running season)."""
         queue = self.service.config.queue
         assert queue is not None
+        rearmed: float | None = None
         while True:
-            try:
-                rearm_schedules(self.service.registry, queue, self.options.store_url)
-            except Exception:  # Redis or the store away: try again next time
-                log.exception("re-arming schedules failed")
+            if rearmed is None or time.monotonic() - rearmed >= SCHEDULE_CHECK_S:
+                rearmed = time.monotonic()
+                try:
+                    rearm_schedules(self.service.registry, queue, self.options.store_url)
+                except Exception:  # Redis or the store away: try again next time
+                    log.exception("re-arming schedules failed")
             try:
                 requeue_lost(self.store, queue, self.options.store_url)
             except Exception:  # Redis or the store away: try again next time
                 log.exception("re-enqueueing lost matches failed")
-            if self._stopped.wait(SCHEDULE_CHECK_S):
+            if self._stopped.wait(REQUEUE_CHECK_S):
                 return
 
     def _drive(self) -> None:
@@ -193,8 +235,8 @@ class ArenaServer:
     def stop(self, grace: float = 5.0) -> None:
         """Stop serving, close the sandbox and the store.
 
-        Streams that only follow progress (WatchSeason) end at once, so they do not hold
-        the stop for the whole grace; calls that do work get ``grace`` seconds to finish.
+        Streams that only follow progress (WatchSeason, WatchLadder) end at once, so they do
+        not hold the stop for the whole grace; calls that do work get ``grace`` seconds.
         """
         self.health.enter_graceful_shutdown()
         self.service.stopping.set()

@@ -91,7 +91,7 @@ class ArenaConfig:
     submit_every_s: float = 12.0
     #: Qualification matches played at once (each holds a bot runtime).
     qualify_slots: int = 2
-    #: How often WatchSeason looks at the store.
+    #: How often WatchSeason and WatchLadder look at the store.
     watch_interval_s: float = 0.5
 
 
@@ -205,10 +205,7 @@ class ArenaService(pb_grpc.ArenaServicer):
                 yield info
             if info.status in ("done", "failed", "cancelled"):
                 return
-            if self.stopping.wait(self.config.watch_interval_s):
-                # The server is stopping: end the stream now rather than hold the stop for
-                # its whole grace (`ladder status --follow` reconnects).
-                raise ShuttingDown("the server is shutting down")
+            self._watch_pause()
 
     def CancelSchedule(self, request: pb.ScheduleRef, context: Any) -> Any:
         """The schedule's organiser: stop a ladder's repeating seasons."""
@@ -294,7 +291,14 @@ class ArenaService(pb_grpc.ArenaServicer):
                 yield info
             if not info.active and (not info.batches or info.batch.status != "running"):
                 return
-            time.sleep(self.config.watch_interval_s)
+            self._watch_pause()
+
+    def _watch_pause(self) -> None:
+        """Wait between two looks of a watch; ShuttingDown when the server stops, so the
+        stream ends at once rather than hold the stop for its whole grace (the followers,
+        `ladder status --follow` and `ladder continuous status --follow`, reconnect)."""
+        if self.stopping.wait(self.config.watch_interval_s):
+            raise ShuttingDown("the server is shutting down")
 
     def _ladder_row(self, ladder_id: str) -> LadderRow:
         row = self.registry.continuous(ladder_id)

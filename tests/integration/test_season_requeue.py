@@ -1,20 +1,27 @@
 """The store is the truth, Redis only carries jobs: a Redis WITHOUT persistence killed
-mid-season loses every job, and the workers' keepers enqueue again what the store says is
+mid-season loses every job, and whoever watches the store (the workers' keepers, or
+``saloon serve`` when no worker knows the store) enqueues again what the store says is
 pending, with no one running ``season start``; ``season status`` says when matches are
-pending but queued nowhere. A private redis-server, real workers, real PostgreSQL."""
+pending but queued nowhere. A private redis-server, real workers, a real arena server,
+real PostgreSQL."""
 
 from __future__ import annotations
 
 import io
+import logging
+import signal
 import time
 import uuid
 from argparse import Namespace
+
+import pytest
 
 from saloon.worker.queue.season_queue import SeasonQueue, connect
 from saloon.worker.seasons.cli import cmd_status
 from saloon.worker.seasons.run import create, progress, start
 from saloon.worker.store.store import Store
 
+from .arena_fixtures import start_arena
 from .season_fixtures import PrivateRedis, Workers, pg_url, private_redis, workers
 from .test_season_failures import recorded_once, season
 
@@ -72,3 +79,61 @@ def test_a_season_whose_redis_restarted_empty_completes_with_no_one_starting_it(
         assert "queued nowhere" not in _status(pg_url, private_redis, queue, sid)
         assert "lost matches enqueued again" in workers.logs()
     workers.stop()
+
+
+def test_with_the_server_the_only_one_looking_a_season_whose_redis_restarted_completes(
+    pg_url: str,
+    private_redis: PrivateRedis,
+    workers: Workers,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Workers started without ``--store`` that have run no job know no store: only
+    ``saloon serve`` (its keeper, every 10 s) can enqueue again what Redis lost."""
+    caplog.set_level(logging.WARNING, logger="saloon.worker.seasons.run")
+    sid = f"s{uuid.uuid4().hex[:6]}"
+    queue = f"requeue-{uuid.uuid4().hex[:6]}"
+    players = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
+    arena = start_arena(pg_url, private_redis.url, queue_name=queue)
+    try:
+        with Store.open(pg_url) as store:
+            total = len(create(store, season(sid, players, rounds=2)))
+            start(store, SeasonQueue(connect(private_redis.url), queue), sid, pg_url)
+
+            # 1. Workers without --store play the first matches, then leave (they finish
+            # the match they are playing).
+            first = [workers.start(private_redis.url, queue) for _ in range(2)]
+            deadline = time.monotonic() + HEAL_S
+            while progress(store, sid).done < 3 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            for proc in first:
+                proc.send_signal(signal.SIGTERM)
+            for proc in first:
+                proc.wait(HEAL_S)
+            done_before = progress(store, sid).done
+            assert 3 <= done_before < total, f"not mid-season: {done_before}\n{workers.logs()}"
+
+            # 2. Redis dies and comes back empty; fresh workers without --store know no
+            # store until they run a job, so the server's keeper must enqueue the rest.
+            private_redis.kill()
+            time.sleep(1.0)
+            private_redis.start()
+            restarted = time.time()
+            for _ in range(2):
+                workers.start(private_redis.url, queue)
+            while not progress(store, sid).finished and time.time() - restarted < HEAL_S:
+                time.sleep(0.2)
+            took = time.time() - restarted
+            assert progress(store, sid).finished, f"{progress(store, sid)}\n{workers.logs()}"
+            recorded_once(store, sid)
+            assert "queued nowhere" not in _status(pg_url, private_redis, queue, sid)
+    finally:
+        arena.server.stop(0)
+    # The server (this process) enqueued them again, soon after Redis came back.
+    healed = [
+        r.created
+        for r in caplog.records
+        if sid in r.getMessage() and "queued nowhere; enqueued again" in r.getMessage()
+    ]
+    assert healed, f"the server enqueued nothing again\n{workers.logs()}"
+    assert healed[0] - restarted < HEAL_S / 2, f"the server waited {healed[0] - restarted:.0f} s"
+    print(f"season completed {took:.1f} s after Redis restarted ({done_before}/{total} before)")

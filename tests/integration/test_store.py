@@ -512,6 +512,22 @@ def test_mark_matches_moves_many_at_once_and_skips_done_ones(store: Store) -> No
     assert store.progress("bulk").count(MatchStatus.CANCELLED) == 0  # nothing changed
 
 
+def test_match_states_are_the_matches_in_the_statuses_asked_for_without_specs(
+    store: Store,
+) -> None:
+    store.create_season("st", {"game": "g"}, schedule("st", 4))
+    store.claim_match("st-1", "worker-a")
+    store.record_result("st-2", record("st-2"), {})
+    states = store.match_states("st", [MatchStatus.PENDING, MatchStatus.RUNNING])
+    assert [(s.match_id, s.index, s.status) for s in states] == [
+        ("st-0", 0, MatchStatus.PENDING),
+        ("st-1", 1, MatchStatus.RUNNING),
+        ("st-3", 3, MatchStatus.PENDING),
+    ]
+    assert states[1].detail == "worker-a"  # who claimed it
+    assert store.match_states("nope", [MatchStatus.PENDING]) == []
+
+
 def test_versions_added_at_once_from_many_threads_get_distinct_numbers(store: Store) -> None:
     store.add_bot("alpha", "alice")
 

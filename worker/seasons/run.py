@@ -20,10 +20,11 @@ from saloon.worker.seasons.play import close_sandboxes
 from saloon.worker.seasons.schedule import SeasonSpec, expand
 from saloon.worker.seasons.spec import MatchSpec, match_id
 from saloon.worker.store.rows import (
+    MatchState,
     MatchStatus,
     ResultRow,
     ScheduledMatch,
-    ScheduledMatchRow,
+    SeasonRow,
     SeasonStatus,
 )
 from saloon.worker.store.store import Store
@@ -110,14 +111,14 @@ def start(
 PENDING = (MatchStatus.PENDING, MatchStatus.QUEUED, MatchStatus.RUNNING)
 
 
-def lost_matches(store: Store, queue: SeasonQueue, season_id: str) -> list[ScheduledMatchRow]:
+def lost_matches(store: Store, queue: SeasonQueue, season: SeasonRow) -> list[MatchState]:
     """The season's matches the store says are still to be played but no queue holds:
     no job in Redis (a Redis without persistence restarted, a flushed queue), and not
-    being played (a RUNNING match counts as played while its claiming worker is alive)."""
-    row = store.season(season_id)
-    size = row.batch if row is not None else 1
-    rows = store.scheduled(season_id, PENDING)
-    holders = {r.match_id: match_id(season_id, r.index - r.index % size) for r in rows}
+    being played (a RUNNING match counts as played while its claiming worker is alive).
+    One light query of the store, two round trips to Redis."""
+    size = season.batch
+    rows = store.match_states(season.season_id, PENDING)
+    holders = {r.match_id: match_id(season.season_id, r.index - r.index % size) for r in rows}
     gone = set(queue.missing(sorted(set(holders.values()))))
     lost = [r for r in rows if holders[r.match_id] in gone]
     claimers = [r.detail for r in lost if r.status is MatchStatus.RUNNING and r.detail]
@@ -129,15 +130,18 @@ def requeue_lost(store: Store, queue: SeasonQueue, store_url: str) -> int:
     """Enqueue again what the store says is pending in the running seasons started on this
     queue and no queue holds (the store is the truth; Redis only carries jobs); how many.
 
-    Workers' keepers (saloon.worker.queue.worker) and ``saloon serve`` run it every few
-    seconds, so a season whose jobs Redis lost completes with no one running ``start``.
+    Workers' keepers (saloon.worker.queue.worker) and ``saloon serve`` run it every 10 s,
+    so a season whose jobs Redis lost completes with no one running ``start``.
+    A look costs one query for the running seasons and one light query each (their specs
+    are read only when some of their matches are lost).
     """
     added = 0
     for season in store.seasons_on_queue(queue.queue.name, SeasonStatus.RUNNING):
-        lost = lost_matches(store, queue, season.season_id)
+        lost = {r.match_id for r in lost_matches(store, queue, season)}
         if not lost:
             continue
-        specs = [MatchSpec.from_json(r.spec) for r in lost]
+        rows = store.scheduled(season.season_id, PENDING)
+        specs = [MatchSpec.from_json(r.spec) for r in rows if r.match_id in lost]
         enq = queue.enqueue(
             specs, store_url, recorded=lambda m: _recorded(store, m), batch=season.batch
         )
@@ -219,7 +223,7 @@ def progress(store: Store, season_id: str, queue: SeasonQueue | None = None) -> 
     unqueued = None
     on_queue = queue is not None and row.queue == queue.queue.name
     if queue is not None and on_queue and status is SeasonStatus.RUNNING and counts.remaining:
-        unqueued = len(lost_matches(store, queue, season_id))
+        unqueued = len(lost_matches(store, queue, row))
     if status in (SeasonStatus.CREATED, SeasonStatus.RUNNING) and counts.remaining == 0:
         # Nothing left to play: settle the season (`start` again retries failed matches).
         status = SeasonStatus.FAILED if failed else SeasonStatus.DONE

@@ -101,6 +101,17 @@ class ScheduledMatchRow:
 
 
 @dataclass(frozen=True)
+class MatchState:
+    """Where a scheduled match is, without its spec (what a look for lost matches reads)."""
+
+    match_id: str
+    index: int
+    status: MatchStatus
+    #: The last status detail (a RUNNING match's: the worker that claimed it).
+    detail: str
+
+
+@dataclass(frozen=True)
 class Progress:
     """How far a season is: matches per status and the total."""
 

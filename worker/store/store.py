@@ -47,6 +47,7 @@ from saloon.worker.store.engine import WRITE_OPTION, create_engine, migrate
 from saloon.worker.store.rows import (
     BotRow,
     FaultRow,
+    MatchState,
     MatchStatus,
     Outcome,
     Progress,
@@ -62,6 +63,7 @@ from saloon.worker.store.rows import (
 __all__ = [
     "BotRow",
     "FaultRow",
+    "MatchState",
     "MatchStatus",
     "Outcome",
     "PendingClaim",
@@ -743,6 +745,21 @@ class Store:
             self._season_pk(conn, season_id)
             rows = conn.execute(query).all()
         return [_scheduled_row(r) for r in rows]
+
+    def match_states(self, season_id: str, statuses: Iterable[MatchStatus]) -> list[MatchState]:
+        """The season's matches in ``statuses``, in schedule order, without their specs:
+        one light query (none for an unknown season)."""
+        m = t.scheduled_matches
+        query = (
+            sa.select(m.c.match_id, m.c.idx, m.c.status, m.c.detail)
+            .join(t.seasons, t.seasons.c.id == m.c.season_pk)
+            .where(t.seasons.c.season_id == season_id)
+            .where(m.c.status.in_([MatchStatus(x).value for x in statuses]))
+            .order_by(m.c.idx)
+        )
+        with self._read("match states") as conn:
+            rows = conn.execute(query).all()
+        return [MatchState(r.match_id, r.idx, MatchStatus(r.status), r.detail) for r in rows]
 
     def scheduled_match(self, match_id: str) -> ScheduledMatchRow | None:
         """One scheduled match by id, or None."""
