@@ -116,18 +116,34 @@ docker_answers() {
   .venv/bin/python -c 'import docker; docker.from_env(timeout=5).ping()' >/dev/null 2>&1
 }
 
+ensure_debootstrap() {
+  docker image inspect saloon-bot-rootfs:bookworm >/dev/null 2>&1 && return
+  command -v debootstrap >/dev/null && return
+  log "installing debootstrap with apt-get"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+}
+
 # The bot base image (python3 + the SDK runtime), built offline when missing.
 ensure_base_image() {
   docker_answers || return 0
   local tag
   tag="$(.venv/bin/python -m saloon.worker.sandbox.images --base-tag)"
   if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
-  if ! command -v debootstrap >/dev/null; then
-    log "installing debootstrap with apt-get"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-  fi
+  ensure_debootstrap
   log "building the bot base image $tag offline (debootstrap, ~1 min)"
   bash deploy/bot-image/build-offline.sh "$tag"
+}
+
+# The platform image (saloon serve / worker), built offline when missing, on the bot base
+# image's rootfs; its tag is a hash of what goes into it (deploy/platform-image/).
+ensure_platform_image() {
+  docker_answers || return 0
+  local tag
+  tag="$(bash deploy/platform-image/source-hash.sh --tag)"
+  if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
+  ensure_debootstrap
+  log "building the platform image $tag offline (~30 s)"
+  bash deploy/platform-image/build-offline.sh "$tag" >/dev/null
 }
 
 demo() {
@@ -141,6 +157,7 @@ run_tests() {
   ensure_redis
   ensure_docker
   ensure_base_image
+  ensure_platform_image
   ensure_chromium
   log "ruff"
   .venv/bin/ruff check .
