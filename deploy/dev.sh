@@ -3,6 +3,8 @@
 #   bash deploy/dev.sh demo   set up, then play a short house-bot season of every game
 #   bash deploy/dev.sh test   set up, then lint, type-check and run the whole test suite
 #   bash deploy/dev.sh setup  only create .venv and install the project (editable, with dev tools)
+#   bash deploy/dev.sh rehearse  set up, then rehearse workers on other hosts (two worker
+#                             containers, one killed mid-match; docs/operator-guide.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -135,7 +137,8 @@ ensure_base_image() {
 }
 
 # The platform image (saloon serve / worker), built offline when missing, on the bot base
-# image's rootfs; its tag is a hash of what goes into it (deploy/platform-image/).
+# image's rootfs; its tag is a hash of what goes into it (deploy/platform-image/). The
+# rehearsal test (tests/integration/test_multi_host.py) runs its workers from it.
 ensure_platform_image() {
   docker_answers || return 0
   local tag
@@ -170,11 +173,23 @@ run_tests() {
   .venv/bin/python -m pytest "$@"
 }
 
+# Workers on other hosts, rehearsed on this one: the integration test that does it, with
+# each command it runs and each phase's time printed.
+rehearse() {
+  setup
+  ensure_redis
+  ensure_docker
+  ensure_base_image
+  ensure_platform_image
+  .venv/bin/python -m pytest -s -v tests/integration/test_multi_host.py "$@"
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   demo) demo "$@" ;;
   test) run_tests "$@" ;;
   setup) setup ;;
-  *) echo "usage: bash deploy/dev.sh demo|test|setup" >&2; exit 2 ;;
+  rehearse) rehearse "$@" ;;
+  *) echo "usage: bash deploy/dev.sh demo|test|setup|rehearse" >&2; exit 2 ;;
 esac
