@@ -3,6 +3,8 @@
 #   bash deploy/dev.sh demo   set up, then play a short house-bot season of every game
 #   bash deploy/dev.sh test   set up, then lint, type-check and run the whole test suite
 #   bash deploy/dev.sh setup  only create .venv and install the project (editable, with dev tools)
+#   bash deploy/dev.sh rehearse  set up, then rehearse workers on other hosts (two worker
+#                             containers, one killed mid-match; docs/operator-guide.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -116,18 +118,35 @@ docker_answers() {
   .venv/bin/python -c 'import docker; docker.from_env(timeout=5).ping()' >/dev/null 2>&1
 }
 
+ensure_debootstrap() {
+  docker image inspect saloon-bot-rootfs:bookworm >/dev/null 2>&1 && return
+  command -v debootstrap >/dev/null && return
+  log "installing debootstrap with apt-get"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+}
+
 # The bot base image (python3 + the SDK runtime), built offline when missing.
 ensure_base_image() {
   docker_answers || return 0
   local tag
   tag="$(.venv/bin/python -m saloon.worker.sandbox.images --base-tag)"
   if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
-  if ! command -v debootstrap >/dev/null; then
-    log "installing debootstrap with apt-get"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-  fi
+  ensure_debootstrap
   log "building the bot base image $tag offline (debootstrap, ~1 min)"
   bash deploy/bot-image/build-offline.sh "$tag"
+}
+
+# The platform image (saloon serve / worker), built offline when missing, on the bot base
+# image's rootfs; its tag is a hash of what goes into it (deploy/platform-image/). The
+# rehearsal test (tests/integration/test_multi_host.py) runs its workers from it.
+ensure_platform_image() {
+  docker_answers || return 0
+  local tag
+  tag="$(bash deploy/platform-image/source-hash.sh --tag)"
+  if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
+  ensure_debootstrap
+  log "building the platform image $tag offline (~30 s)"
+  bash deploy/platform-image/build-offline.sh "$tag" >/dev/null
 }
 
 demo() {
@@ -141,6 +160,7 @@ run_tests() {
   ensure_redis
   ensure_docker
   ensure_base_image
+  ensure_platform_image
   ensure_chromium
   log "ruff"
   .venv/bin/ruff check .
@@ -153,11 +173,23 @@ run_tests() {
   .venv/bin/python -m pytest "$@"
 }
 
+# Workers on other hosts, rehearsed on this one: the integration test that does it, with
+# each command it runs and each phase's time printed.
+rehearse() {
+  setup
+  ensure_redis
+  ensure_docker
+  ensure_base_image
+  ensure_platform_image
+  .venv/bin/python -m pytest -s -v tests/integration/test_multi_host.py "$@"
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   demo) demo "$@" ;;
   test) run_tests "$@" ;;
   setup) setup ;;
-  *) echo "usage: bash deploy/dev.sh demo|test|setup" >&2; exit 2 ;;
+  rehearse) rehearse "$@" ;;
+  *) echo "usage: bash deploy/dev.sh demo|test|setup|rehearse" >&2; exit 2 ;;
 esac

@@ -7,14 +7,15 @@
 #      pins, installed into a folder on the host with pip --target (cp311 manylinux wheels
 #      run unchanged on bookworm's python3.11);
 #   3. `docker build` FROM the rootfs with that folder and a `saloon` command.
-# The result is tagged like compose.yaml's image (saloon-platform:<version>), so the
-# compose files and deploy/rehearse.sh use it as they would the Dockerfile's.
+# Tagged saloon-platform:<version>-<hash of what goes into it> (source-hash.sh --tag; the
+# tag deploy/dev.sh builds when missing and the rehearsal test runs) and, when no TAG is
+# given, also saloon-platform:<version>, compose.yaml's image, for an operator.
 # Needs root (debootstrap, once) and an engine.  bash deploy/platform-image/build-offline.sh [TAG]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY="${PY:-.venv/bin/python}"
-version="$("$PY" -c 'from importlib.metadata import version; print(version("saloon-arena"))')"
-tag="${1:-saloon-platform:$version}"
+source_tag="$(bash deploy/platform-image/source-hash.sh --tag)"  # before the copy below
+tag="${1:-$source_tag}"
 rootfs_tag="saloon-bot-rootfs:bookworm"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -53,8 +54,11 @@ ENV PYTHONUNBUFFERED=1 SALOON_PACKAGE_CACHE=/var/cache/saloon
 # Root in the container, as deploy/Dockerfile's: the referee reads each bot's socket in
 # the engine's volume folder (root-only); whoever holds the Docker socket is root anyway.
 WORKDIR /var/lib/saloon
-LABEL saloon.role=platform saloon.source=$(bash deploy/platform-image/source-hash.sh)
+LABEL saloon.role=platform saloon.source=${source_tag##*-}
 CMD ["saloon", "--help"]
 DOCKERFILE
 docker build -q --force-rm -t "$tag" "$work/ctx" >/dev/null
+if [ $# -eq 0 ]; then
+  docker tag "$tag" "${source_tag%-*}"  # saloon-platform:<version>, as compose.yaml names it
+fi
 echo "$tag"

@@ -10,6 +10,7 @@ with PyYAML's too.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -19,11 +20,15 @@ import pytest
 
 from saloon.arena.cli import build_parser
 from saloon.referee.cli import UsageError
+from tests.integration.rehearsal import ENGINE_MOUNTS, Rehearsal
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 COMPOSE_FILES = ("compose.yaml", "compose.worker.yaml")
 BOT_STARTERS = {"arena", "worker", "saloon-platform:0.1.0"}
+#: What runs `saloon` in the guide: compose services, the platform image by name or as
+#: the rehearsal's $PLATFORM.
+SALOON_RUNNERS = BOT_STARTERS | {"$PLATFORM"}
 
 
 # -- a reader of the YAML subset the compose files use -----------------------------------
@@ -238,7 +243,7 @@ def _guide_commands() -> list[list[str]]:
             words = shlex.split(line) if line and not line.startswith("#") else []
             # `saloon ...`, or `docker compose ... run --rm arena saloon ...`
             for i, word in enumerate(words):
-                if word == "saloon" and (i == 0 or words[i - 1] in BOT_STARTERS):
+                if word == "saloon" and (i == 0 or words[i - 1] in SALOON_RUNNERS):
                     out.append(words[i + 1 :])
     return out
 
@@ -249,3 +254,68 @@ def test_every_saloon_command_in_the_operator_guide_parses() -> None:
     for argv in commands:
         parse_saloon(argv)
     assert {argv[0] for argv in commands} >= {"user", "season", "submit"}
+
+
+def _options(argv: list[str]) -> dict[str, list[str]]:
+    """``-v``/``-e``/``--restart`` values of a `docker run` command line."""
+    out: dict[str, list[str]] = {}
+    for flag, value in itertools.pairwise(argv):
+        if flag in ("-v", "-e", "--restart"):
+            out.setdefault(flag, []).append(value)
+    return out
+
+
+def test_the_rehearsal_runs_compose_yamls_worker_on_hosts_of_its_own() -> None:
+    """tests/integration/test_multi_host.py's workers are compose.yaml's worker service,
+    but for a host name each and the host's network (the guide says why)."""
+    worker = load_compose("compose.yaml")["services"]["worker"]
+    argv = Rehearsal.placeholders().worker("a")
+    image = argv.index("$PLATFORM")
+    run, command = argv[:image], argv[image + 1 :]
+    compose_command = [interpolate(str(part), env_example()) for part in worker["command"]]
+    # The same command, options and values but for the URLs and the queue's name.
+    assert [w for w in command if w.startswith("-")] == [
+        w for w in compose_command if w.startswith("-")
+    ]
+    assert command[:2] == compose_command[:2] == ["saloon", "worker"]
+    assert command[command.index("--max-jobs") + 1] == "500"
+    assert compose_command[compose_command.index("--max-jobs") + 1] == "500"
+    options = _options(run)
+    mounts = options["-v"]
+    for volume in worker["volumes"]:
+        if volume.startswith("packages:"):
+            assert f"$RUN-{volume}" in mounts  # the package cache: a volume of its own
+        else:
+            assert volume in mounts
+    assert [m for m in mounts if "docker" in m] == list(ENGINE_MOUNTS[1::2])
+    assert options["-e"] == [f"{k}={v}" for k, v in worker["environment"].items()]
+    assert options["--restart"] == [worker["restart"]]
+    assert "--hostname" in run and run[run.index("--network") + 1] == "host"
+
+
+def _rehearsal_section() -> str:
+    text = (ROOT / "docs" / "operator-guide.md").read_text()
+    section = text.split("### Rehearsing it on one machine", 1)[1].split("\n## ", 1)[0]
+    block = re.findall(r"```sh\n(.*?)```", section, flags=re.S)[0]
+    lines = block.replace("\\\n", " ").splitlines()  # continued lines joined
+    return "\n".join(" ".join(line.split(" #", 1)[0].split()) for line in lines)
+
+
+def test_the_operator_guide_gives_exactly_the_rehearsals_commands() -> None:
+    """Each command the rehearsal test runs is in the guide's block, options included,
+    in the order it runs them, and the block has no other command."""
+    block = _rehearsal_section()
+    lines = block.splitlines()
+    commands = Rehearsal.placeholders().commands("$WORKER_A", "$WORKER_B")
+    at = []
+    for argv in commands:
+        wanted = " ".join(argv)
+        found = [i for i, line in enumerate(lines) if line.endswith((wanted, wanted + ")"))]
+        assert found, f"not in docs/operator-guide.md's rehearsal block: {wanted}"
+        at.append(next(i for i in found if not at or i > at[-1]))
+    # The first two lines build the image: every other line is one of the commands.
+    assert lines[:2] == [
+        "PLATFORM=$(bash deploy/platform-image/source-hash.sh --tag)",
+        "bash deploy/platform-image/build-offline.sh $PLATFORM",
+    ]
+    assert at == list(range(2, len(lines)))
