@@ -1,11 +1,12 @@
 """Seasons on RQ: one job per match (job id = match id) or per batch of a season's matches,
 retries, abandoned-job reaping.
 
-* **Batches**: with a batch size B > 1 (saloon.worker.seasons.batching), the season's
-  matches go in jobs of B consecutive ones of its schedule: the job of matches k*B ..
-  k*B+B-1 has the id of its first match (:func:`holder_id`), so every rule below holds
-  for it as for a one-match job, and the job that holds a match is known from the
-  match's index alone. The job claims and records each match by its own id; a retried
+* **Batches**: with a batch size B > 1, the season's matches go in jobs of consecutive
+  ones of its schedule, laid out by saloon.worker.seasons.batching.JobLayout (full jobs
+  of B, then a tapered tail; uniform jobs of B for seasons started before tapering). A
+  job has the id of its first match (:func:`holder_id`), so every rule below holds for it
+  as for a one-match job, and the job that holds a match is known from the match's index
+  and the layout alone. The job claims and records each match by its own id; a retried
   batch skips the ones recorded already.
 
 * **Enqueue once**: the job id is the match id; a match whose job exists (queued, running,
@@ -58,6 +59,7 @@ from saloon.worker.queue.rq_internals import (
     retry_or_fail,
     take_popped,
 )
+from saloon.worker.seasons.batching import JobLayout
 from saloon.worker.seasons.spec import MatchSpec, in_season, match_id
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,8 @@ FAILURE_TTL_S = 7 * 24 * 3600
 #: A worker's alive key lives this long; the worker refreshes it every second.
 ALIVE_TTL_S = 5
 ALIVE_PREFIX = "saloon:alive:"
+#: A job per match.
+ONE_A_JOB = JobLayout()
 
 
 def connect(url: str) -> Redis:
@@ -115,10 +119,10 @@ class SeasonQueue:
         store_url: str,
         done: frozenset[str] = frozenset(),
         recorded: Callable[[str], bool] | None = None,
-        batch: int = 1,
+        layout: JobLayout = ONE_A_JOB,
     ) -> Enqueued:
-        """Enqueue a job per spec (``batch`` > 1: per batch of the schedule, see the module
-        docstring) unless it is queued already or ``done`` (recorded).
+        """Enqueue a job per spec (``layout.size`` > 1: per job of the season's layout, see
+        the module docstring) unless it is queued already or ``done`` (recorded).
 
         A job that finished (it stays RESULT_TTL_S) is enqueued again unless ``recorded``
         says its matches are recorded now (``done`` was read a moment earlier and may be
@@ -128,7 +132,7 @@ class SeasonQueue:
         added = present = 0
         groups: dict[str, list[MatchSpec]] = {}
         for spec in specs:
-            groups.setdefault(holder_id(spec, batch), []).append(spec)
+            groups.setdefault(holder_id(spec, layout), []).append(spec)
         for job_id, group in groups.items():
             todo = [s for s in group if s.match_id not in done]
             present += len(group) - len(todo)
@@ -139,7 +143,7 @@ class SeasonQueue:
                 present += len(todo)
                 continue
             try:
-                self._enqueue_job(job_id, todo, store_url, batch)
+                self._enqueue_job(job_id, todo, store_url, layout.size)
             except DuplicateJobError:  # another enqueuer was first: still enqueued once
                 present += len(todo)
                 continue
@@ -255,12 +259,12 @@ class SeasonQueue:
         return sum(1 for i in waiting if in_season(i, season_id))
 
 
-def holder_id(spec: MatchSpec, batch: int) -> str:
+def holder_id(spec: MatchSpec, layout: JobLayout) -> str:
     """The id of the job that carries ``spec``'s match: its own id (one match a job), or
-    the id of the first match of its batch of the schedule."""
-    if batch <= 1 or not spec.season_id:
+    the id of the first match of its job in the season's layout."""
+    if layout.size <= 1 or not spec.season_id:
         return spec.match_id
-    return match_id(spec.season_id, spec.index - spec.index % batch)
+    return match_id(spec.season_id, layout.first_of_job(spec.index))
 
 
 def _all_recorded(ids: list[str], recorded: Callable[[str], bool]) -> Callable[[str], bool]:

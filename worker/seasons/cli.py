@@ -69,8 +69,8 @@ def _add_batch(parser: argparse.ArgumentParser) -> None:
         type=_int_in(1, 1000),
         default=None,
         metavar="N",
-        help="matches per queue job (default: from measured match times; fixed at the "
-        "season's first start)",
+        help="matches per full queue job, the season's last jobs smaller (default: from "
+        "measured match times; fixed at the season's first start)",
     )
 
 
@@ -238,7 +238,9 @@ def cmd_start(args: argparse.Namespace, out: TextIO) -> int:
     with Store.open(url) as store:
         enq = start(store, queue, args.season_id, url, batch=args.batch)
         row = store.season(args.season_id)
-    per_job = f", {row.batch} a job" if row is not None and row.batch > 1 else ""
+    per_job = ""
+    if row is not None and row.batch > 1:
+        per_job = f", up to {row.batch} a job" if row.batch_tapered else f", {row.batch} a job"
     out.write(
         f"season {args.season_id}: {enq.added} matches enqueued, {enq.present} already "
         f"queued or recorded (queue {args.queue}{per_job})\n"

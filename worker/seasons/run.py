@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from saloon.worker.errors import SeasonError, UnknownSeason, WorkerError
 from saloon.worker.queue.jobs import JobOutcome, run_match
 from saloon.worker.queue.season_queue import Enqueued, SeasonQueue, reap_abandoned, rescue_popped
-from saloon.worker.seasons.batching import choose_batch
+from saloon.worker.seasons.batching import JobLayout, choose_batch
 from saloon.worker.seasons.play import close_sandboxes
 from saloon.worker.seasons.schedule import SeasonSpec, expand
 from saloon.worker.seasons.spec import MatchSpec, match_id
@@ -89,22 +89,35 @@ def start(
 ) -> Enqueued:
     """Enqueue every match of the season not yet recorded (idempotent); the store notes
     the queue, so that whatever watches it re-enqueues what a lost Redis drops
-    (:func:`requeue_lost`), and the matches per job: ``batch``, else measured
-    (saloon.worker.seasons.batching), fixed at the season's first start."""
+    (:func:`requeue_lost`), and its jobs' layout: ``batch`` matches a full job, else
+    measured, the tail tapered (saloon.worker.seasons.batching), fixed at the season's
+    first start."""
     rows = scheduled_specs(store, season_id)
     _refuse_cancelled(store, season_id)
     row = store.season(season_id)
     assert row is not None  # scheduled_specs checked it
-    size = row.batch
-    if row.queue is None:  # its first start on a queue: the batch size is decided now
-        size = choose_batch(store, [s for s, _ in rows], batch)
+    layout = JobLayout(row.batch, len(rows), row.batch_tapered)
+    if row.queue is None:  # its first start on a queue: the layout is decided now
+        layout = JobLayout(choose_batch(store, [s for s, _ in rows], batch), len(rows), True)
     if any(st not in (MatchStatus.DONE, MatchStatus.CANCELLED) for _, st in rows):
         # Only a season with something left to play runs again: a finished one keeps its
         # status (DONE stays DONE; FAILED runs again, its failed matches retried).
-        store.set_season_status(season_id, SeasonStatus.RUNNING, queue=queue.queue.name, batch=size)
+        store.set_season_status(
+            season_id,
+            SeasonStatus.RUNNING,
+            queue=queue.queue.name,
+            batch=layout.size,
+            batch_tapered=layout.tapered,
+        )
     done = frozenset(s.match_id for s, st in rows if st is MatchStatus.DONE)
     todo = [s for s, st in rows if st is not MatchStatus.CANCELLED]
-    return queue.enqueue(todo, store_url, done, lambda m: _recorded(store, m), batch=size)
+    return queue.enqueue(todo, store_url, done, lambda m: _recorded(store, m), layout=layout)
+
+
+def job_layout(store: Store, season: SeasonRow) -> JobLayout:
+    """How the season's schedule is cut into queue jobs (as its first start decided)."""
+    total = store.progress(season.season_id).total if season.batch_tapered else 0
+    return JobLayout(season.batch, total, season.batch_tapered)
 
 
 #: Statuses of a match the store says is still to be played.
@@ -115,10 +128,12 @@ def lost_matches(store: Store, queue: SeasonQueue, season: SeasonRow) -> list[Ma
     """The season's matches the store says are still to be played but no queue holds:
     no job in Redis (a Redis without persistence restarted, a flushed queue), and not
     being played (a RUNNING match counts as played while its claiming worker is alive).
-    One light query of the store, two round trips to Redis."""
-    size = season.batch
+    Two light queries of the store, two round trips to Redis."""
     rows = store.match_states(season.season_id, PENDING)
-    holders = {r.match_id: match_id(season.season_id, r.index - r.index % size) for r in rows}
+    if not rows:
+        return []
+    layout = job_layout(store, season)
+    holders = {r.match_id: match_id(season.season_id, layout.first_of_job(r.index)) for r in rows}
     gone = set(queue.missing(sorted(set(holders.values()))))
     lost = [r for r in rows if holders[r.match_id] in gone]
     claimers = [r.detail for r in lost if r.status is MatchStatus.RUNNING and r.detail]
@@ -143,7 +158,10 @@ def requeue_lost(store: Store, queue: SeasonQueue, store_url: str) -> int:
         rows = store.scheduled(season.season_id, PENDING)
         specs = [MatchSpec.from_json(r.spec) for r in rows if r.match_id in lost]
         enq = queue.enqueue(
-            specs, store_url, recorded=lambda m: _recorded(store, m), batch=season.batch
+            specs,
+            store_url,
+            recorded=lambda m: _recorded(store, m),
+            layout=job_layout(store, season),
         )
         if enq.added:
             log.warning(

@@ -83,6 +83,9 @@ class SeasonRow:
     queue: str | None = None
     #: Matches per job on the queue (fixed at its first start; 1 before).
     batch: int = 1
+    #: Its jobs tapered: full jobs of ``batch``, then smaller ones (seasons started since
+    #: tapering; saloon.worker.seasons.batching.JobLayout).
+    batch_tapered: bool = False
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ NAMING_CONVENTION = {
 }
 
 #: The migration revision these tables correspond to (a test checks it is the newest).
-SCHEMA_REVISION = "0004"
+SCHEMA_REVISION = "0005"
 
 metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -63,6 +63,8 @@ seasons = sa.Table(
     sa.Column("queue", ID, nullable=True),
     # Matches per job, fixed at its first start (NULL: one).
     sa.Column("batch", sa.Integer, nullable=True),
+    # Its jobs tapered (full jobs of `batch`, then smaller ones; NULL or false: uniform).
+    sa.Column("batch_tapered", sa.Boolean, nullable=True),
 )
 
 scheduled_matches = sa.Table(

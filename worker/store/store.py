@@ -711,15 +711,18 @@ class Store:
         status: SeasonStatus,
         queue: str | None = None,
         batch: int | None = None,
+        batch_tapered: bool | None = None,
     ) -> None:
-        """Set a season's status, and the queue it runs on and its matches per job when
-        given (UnknownSeason if there is no such season)."""
+        """Set a season's status, and the queue it runs on, its matches per job and whether
+        its jobs are tapered when given (UnknownSeason if there is no such season)."""
         status = SeasonStatus(status)
         values: dict[str, Any] = {"status": status.value, "updated_at": _now()}
         if queue is not None:
             values["queue"] = queue
         if batch is not None:
             values["batch"] = int(batch)
+        if batch_tapered is not None:
+            values["batch_tapered"] = bool(batch_tapered)
         with self._write("set season status") as conn:
             done = conn.execute(
                 t.seasons.update().where(t.seasons.c.season_id == season_id).values(**values)
@@ -1437,6 +1440,7 @@ def _season_row(row: sa.Row[Any]) -> SeasonRow:
         updated_at=_utc(row.updated_at),
         queue=row.queue,
         batch=row.batch or 1,
+        batch_tapered=bool(row.batch_tapered),
     )
 
 

@@ -1,0 +1,29 @@
+"""Whether a season's jobs are tapered (seasons.batch_tapered): full jobs of seasons.batch
+matches, then a tail of smaller ones (saloon.worker.seasons.batching.JobLayout). Seasons
+started before keep their uniform jobs.
+
+Revision ID: 0005
+Revises: 0004
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005"
+down_revision: str | None = "0004"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    """Add seasons.batch_tapered (NULL or false: uniform jobs of seasons.batch)."""
+    with op.batch_alter_table("seasons") as batch:
+        batch.add_column(sa.Column("batch_tapered", sa.Boolean, nullable=True))
+
+
+def downgrade() -> None:
+    """Drop seasons.batch_tapered."""
+    with op.batch_alter_table("seasons") as batch:
+        batch.drop_column("batch_tapered")
