@@ -92,10 +92,12 @@ def start(
     (:func:`requeue_lost`), and its jobs' layout: ``batch`` matches a full job, else
     measured, the tail tapered (saloon.worker.seasons.batching), fixed at the season's
     first start."""
-    rows = scheduled_specs(store, season_id)
-    _refuse_cancelled(store, season_id)
-    row = store.season(season_id)
-    assert row is not None  # scheduled_specs checked it
+    row = store.season(season_id)  # read once: a worker plays the first job meanwhile
+    if row is None:
+        raise UnknownSeason(f"no season {season_id!r} in the store")
+    if row.status is SeasonStatus.CANCELLED:
+        raise SeasonError(f"season {season_id} was cancelled")
+    rows = [(MatchSpec.from_json(r.spec), r.status) for r in store.scheduled(season_id)]
     layout = JobLayout(row.batch, len(rows), row.batch_tapered)
     if row.queue is None:  # its first start on a queue: the layout is decided now
         layout = JobLayout(choose_batch(store, [s for s, _ in rows], batch), len(rows), True)

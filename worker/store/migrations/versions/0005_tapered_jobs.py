@@ -1,6 +1,8 @@
 """Whether a season's jobs are tapered (seasons.batch_tapered): full jobs of seasons.batch
 matches, then a tail of smaller ones (saloon.worker.seasons.batching.JobLayout). Seasons
-started before keep their uniform jobs.
+started before keep their uniform jobs. And an index on results (game, finished_at): a
+season's first start reads the game's latest results (Store.recent_match_ms), which was a
+sort of all the game's results.
 
 Revision ID: 0005
 Revises: 0004
@@ -21,9 +23,11 @@ def upgrade() -> None:
     """Add seasons.batch_tapered (NULL or false: uniform jobs of seasons.batch)."""
     with op.batch_alter_table("seasons") as batch:
         batch.add_column(sa.Column("batch_tapered", sa.Boolean, nullable=True))
+    op.create_index("ix_results_game_finished_at", "results", ["game", "finished_at"])
 
 
 def downgrade() -> None:
-    """Drop seasons.batch_tapered."""
+    """Drop seasons.batch_tapered and the index."""
+    op.drop_index("ix_results_game_finished_at", table_name="results")
     with op.batch_alter_table("seasons") as batch:
         batch.drop_column("batch_tapered")
