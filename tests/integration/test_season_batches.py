@@ -139,7 +139,7 @@ def test_a_batch_records_each_match_once_in_flushes_and_the_same_as_played_alone
     url = pg_url if backend == "postgresql" else f"sqlite:///{tmp_path}/store.db"
     players = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
     with Store.open(url) as store:
-        specs = create(store, season(sid, players, rounds=2))  # 24 matches: 3 flushes
+        specs = create(store, season(sid, players, rounds=6))  # 72 matches: 3 flushes
         assert len(specs) > 2 * FLUSH_EVERY
         # The first match plays while the claim is out: cancelled, it is not recorded.
         store.mark_match(specs[0].match_id, MatchStatus.CANCELLED)

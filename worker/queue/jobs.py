@@ -160,12 +160,11 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
 #: (Store.send_results): the database executes and commits it while the next matches
 #: play, and its answer is read at the next flush. (Recording on a thread of its own was
 #: slower: the GIL hand-over between the playing and the recording thread cost more than
-#: the database's wait it hid.)
-FLUSH_EVERY = 8
+#: the database's wait it hid.) A statement has a cost of its own besides its rows
+#: (executing it, its commit): PostgreSQL spent ~0.3 ms of CPU per Seas of Strife match
+#: at 8 a statement, ~0.2 ms at 32, CPU the workers' cores then have back.
+FLUSH_EVERY = 32
 FLUSH_EVERY_MS = 250.0
-#: ... or every this many on a store that records before answering (SQLite: each flush is
-#: a commit waited for, so fewer and larger ones; FLUSH_EVERY_MS still bounds the loss).
-FLUSH_EVERY_WAITING = 32
 
 
 def _keep_unrecorded(played: list[PreparedResult]) -> None:
@@ -188,19 +187,17 @@ class _Recorder:
         self.flushed = time.perf_counter()
         self._flight: tuple[list[PreparedResult], PendingResults] | None = None
         self._early = store.sends_in_background  # a flush before the last match is free
-        self._every = FLUSH_EVERY if self._early else FLUSH_EVERY_WAITING
 
     def add(self, prepared: PreparedResult, left: int) -> None:
         """One more played match, prepared (Store.prepare_result: as soon as it ended,
         while its record is in the CPU's caches; the record itself is dropped then),
-        ``left`` more to play: a flush is sent when FLUSH_EVERY (FLUSH_EVERY_WAITING) or
-        FLUSH_EVERY_MS is up, and, when the store records in the background, before the
-        batch's last match (the job waits for its last flush: it then carries one match
-        or two)."""
+        ``left`` more to play: a flush is sent when FLUSH_EVERY or FLUSH_EVERY_MS is up,
+        and, when the store records in the background, before the batch's last match (the
+        job waits for its last flush: it then carries one match or two)."""
         self.ready.append(prepared)
         now = time.perf_counter()
         if (
-            len(self.ready) >= self._every
+            len(self.ready) >= FLUSH_EVERY
             or (now - self.flushed) * 1000 >= FLUSH_EVERY_MS
             or (self._early and left == 1 and len(self.ready) > 1)
         ):
