@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from saloon.worker.queue import jobs
+from saloon.worker.queue.defaults import WORKER_GC_THRESHOLD
 from saloon.worker.queue.jobs import WARM_UP_MATCH_ID, close_stores, store_for, warm_up
 from saloon.worker.store.config import resolve_url
 
@@ -16,9 +17,11 @@ from saloon.worker.store.config import resolve_url
 @pytest.fixture(autouse=True)
 def _fresh_stores() -> object:
     close_stores()
+    thresholds = gc.get_threshold()
     yield None
     close_stores()
     gc.unfreeze()  # warm_up freezes what the test process holds
+    gc.set_threshold(*thresholds)  # and sets a worker's collector thresholds
 
 
 def test_the_store_given_is_opened_once_and_the_jobs_use_it(tmp_path: Path) -> None:
@@ -29,6 +32,7 @@ def test_the_store_given_is_opened_once_and_the_jobs_use_it(tmp_path: Path) -> N
     assert store_for(f"sqlite:///{path}") is store and store_for(str(path)) is store
     assert store.scheduled_match(WARM_UP_MATCH_ID) is None  # the warm-up wrote nothing
     assert store.results() == []
+    assert gc.get_threshold()[0] == WORKER_GC_THRESHOLD
 
 
 def test_an_unreachable_store_is_only_logged(caplog: pytest.LogCaptureFixture) -> None:

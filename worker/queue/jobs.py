@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from saloon.worker.errors import BotRefError, SeasonSpecError, WorkerError
+from saloon.worker.queue.defaults import WORKER_GC_THRESHOLD
 from saloon.worker.seasons.play import StoredResolver, play_spec
 from saloon.worker.seasons.spec import MatchSpec
 from saloon.worker.store.config import resolve_url
@@ -81,8 +82,9 @@ def warm_up(store_url: str | None = None) -> None:
 
     Last, everything loaded so far (modules, the engine, the pool) is moved out of the
     garbage collector's sight (``gc.freeze``): matches allocate heavily, and every full
-    collection would otherwise walk these long-lived objects again. docs/seasons.md has
-    what each of these saves.
+    collection would otherwise walk these long-lived objects again; and the collector's
+    youngest generation waits for WORKER_GC_THRESHOLD net allocations. docs/seasons.md
+    has what each of these saves.
     """
     from saloon.games import game_ids, get_game
     from saloon.sdk.house import house_bots
@@ -101,6 +103,7 @@ def warm_up(store_url: str | None = None) -> None:
             log.warning("warm-up: store %s: %s", store_url, exc)
     gc.collect()
     gc.freeze()
+    gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def close_stores() -> None:
