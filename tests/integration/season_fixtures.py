@@ -3,7 +3,6 @@ of their own, worker processes started here and stopped by pid."""
 
 from __future__ import annotations
 
-import shutil
 import signal
 import socket
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from saloon.worker.queue.season_queue import SeasonQueue, connect
+from tests import services
 from tests.databases import postgres_schema
 
 
@@ -86,8 +86,7 @@ class PrivateRedis:
     loses every job), started and stopped by pid."""
 
     def __init__(self) -> None:
-        if shutil.which("redis-server") is None:
-            pytest.skip("SKIPPED, NEEDS redis-server to start a private Redis")
+        services.require("redis-server")
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen[bytes] | None = None

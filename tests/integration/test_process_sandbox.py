@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.botprocess import ENV_ALLOW, BotProcess, Containment, containment
+from saloon.referee.botprocess import ENV_ALLOW, BotProcess
 from saloon.referee.bots import resolve_seat
 from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
@@ -39,11 +39,10 @@ LIMITS = MatchLimits(decision_ms=3_000, bank_ms=10_000, strike_limit=3, start_ms
 PROMPT_S = 30.0
 #: Time the kernel gets to tear a PID namespace down after the match.
 REAP_S = 5.0
-ROOT = os.geteuid() == 0
-needs_pid_namespace = pytest.mark.skipif(
-    containment() is Containment.PROCESS_GROUP, reason="no PID namespace on this machine"
-)
-needs_root = pytest.mark.skipif(not ROOT, reason="the referee is not root")
+
+# Skipped loudly without them, failed under CI=true (CI runs as root on Debian).
+needs_pid_namespace = pytest.mark.usefixtures("pid_namespace")
+needs_root = pytest.mark.usefixtures("as_root")
 
 
 def play(
