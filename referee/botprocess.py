@@ -306,7 +306,7 @@ class BotProcess:
         if self.containment is Containment.PROCESS_GROUP:
             if self.uid is not None:
                 user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
-                return [*prefix, "setpriv", *user, "--", *runtime]
+                return [*prefix, "setpriv", *user, "--", *self.after_setup(runtime)]
             return prefix + runtime
         unshare = ["unshare"]
         if self.containment is Containment.USER_NAMESPACE:
@@ -317,7 +317,18 @@ class BotProcess:
             # change of uid clears unshare's --kill-child, so setpriv sets it again.
             user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
             unshare += ["setpriv", *user, "--pdeathsig=KILL", "--"]
-        return prefix + unshare + runtime
+        return prefix + unshare + self.after_setup(runtime)
+
+    def after_setup(self, runtime: list[str]) -> list[str]:
+        """The runtime's command line where the sandbox runs it after its last fork or
+        change of uid (unshare's child, setpriv; each clears a parent-death signal, and
+        neither checks the parent is still there once set again): a subclass may put a
+        step of its own first."""
+        return runtime
+
+    def inherited_fds(self) -> tuple[int, ...]:
+        """File descriptors of the referee's the process inherits (besides its stdio)."""
+        return ()
 
     def _preexec(self) -> None:
         _set_rlimits(rlimits(self.limits, self.uid is not None), self.uid)
@@ -334,6 +345,7 @@ class BotProcess:
             start_new_session=True,
             env=sandbox_env(self._dir),
             cwd=self._dir,
+            pass_fds=self.inherited_fds(),
             preexec_fn=None if _have_util_linux() else self._preexec,
         )
         if self.proc.stderr is not None:
