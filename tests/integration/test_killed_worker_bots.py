@@ -4,6 +4,8 @@
   bot's start and its match, run after run; after each kill nothing that worker started
   still runs. No other worker of this test runs meanwhile, so no keeper's sweep helps: the
   parent-death chain alone must end them.
+* The keeper of a worker that never played a path bot still sweeps the bot processes of
+  dead workers (the backstop of the chain).
 * The chain's windows, made wide on purpose: a "worker" (a starter process) whose bot's
   set-up spends seconds in the state a fork or a change of uid leaves (no parent-death
   signal), and the process-group containment of a root referee (setpriv's change of uid
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,11 +32,13 @@ from pathlib import Path
 import pytest
 
 from saloon.worker.queue.season_queue import SeasonQueue, connect
+from saloon.worker.queue.worker import SWEEP_EVERY_S
 from saloon.worker.seasons.run import create, start
 from saloon.worker.store.store import Store
 
 from .helpers import bot
 from .season_fixtures import Workers, queue_name, workers
+from .test_process_sandbox import fresh_seed, orphaning_starter, token_pids
 from .test_season_failures import private_slow_bot, season
 
 __all__ = ["queue_name", "workers"]
@@ -122,6 +127,27 @@ def test_no_bot_process_outlives_a_worker_killed_with_minus_9(
         left = gone(victim.pid, path_bot.name)
         end(left)
         assert left == {}, f"killed {delay} s after its bot started, the worker left {left}"
+
+
+def test_an_idle_workers_keeper_sweeps_bot_processes_whose_starter_died(
+    redis_url: str, queue_name: str, workers: Workers
+) -> None:
+    # The worker has nothing to play (its queue is empty): it never opened a sandbox.
+    workers.start(redis_url, queue_name)
+    _, token = fresh_seed()
+    starter = orphaning_starter(token)  # its bot process has no parent-death watch
+    starter.kill()
+    starter.wait()
+    assert token_pids(token), "the bot process died with its starter: nothing to sweep"
+    deadline = time.monotonic() + SWEEP_EVERY_S + 30  # the worker boots, then sweeps
+    while token_pids(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = token_pids(token)
+    end(dict.fromkeys(left, ""))
+    assert left == [], f"no keeper swept them\n{workers.logs()}"
+    assert re.search(
+        r"removed \d+ bot process\(es\) or container\(s\) of dead workers", workers.logs()
+    )
 
 
 #: A "worker" that starts one watched bot process and sleeps: argv BOT CONTAINMENT DELAY

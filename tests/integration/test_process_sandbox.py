@@ -212,32 +212,48 @@ def test_unshare_sigprocmask_noise_stays_out_of_the_bots_stderr() -> None:
         process.kill()
 
 
+#: A "worker" that starts a bot process with no parent-death watch (a sleeper carrying the
+#: token of $SALOON_TEST_TOKEN, which the worker's own command line does not) and sleeps;
+#: with argv[2] not 0, the bot's folder names that pid as its starter's, with the starter's
+#: own start time (what a starter's pid reused looks like).
+ORPHANING_STARTER = """
+import os, sys, time
+from saloon.referee import botprocess
+
+bot, token, other = sys.argv[1], os.environ["SALOON_TEST_TOKEN"], int(sys.argv[2])
+if other:
+    _, _, _, started, namespace, _ = botprocess.bot_dir_prefix().split("-")
+    prefix = f"{botprocess.BOT_DIR_PREFIX}{other}-{started}-{namespace}-"
+    botprocess.bot_dir_prefix = lambda: prefix
+sleeper = [sys.executable, "-c", "import time; time.sleep(120)", token]
+process = botprocess.BotProcess(bot, sleeper)
+process.spawn()
+print(process.proc.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def orphaning_starter(token: str, other: int = 0) -> subprocess.Popen[bytes]:
+    """A started ORPHANING_STARTER whose bot process (the token's) runs."""
+    argv = [sys.executable, "-c", ORPHANING_STARTER, bot("function_bot.py"), str(other)]
+    env = {**os.environ, "SALOON_TEST_TOKEN": token}
+    starter = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env)
+    assert starter.stdout is not None
+    starter.stdout.readline()
+    deadline = time.monotonic() + PROMPT_S
+    while not token_pids(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert token_pids(token), "the bot process did not start"
+    return starter
+
+
 @needs_pid_namespace
 def test_bot_processes_whose_worker_died_are_swept() -> None:
     # A "worker" that starts a bot process with no parent-death watch, then dies by kill -9:
     # its bot processes live on until a sweep of this host finds them.
-    seed, token = fresh_seed()
-    starter = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from saloon.referee.botprocess import BotProcess\n"
-            "sleeper = [sys.executable, '-c', 'import time; time.sleep(120)', sys.argv[2]]\n"
-            "p = BotProcess(sys.argv[1], sleeper)\n"
-            "p.spawn(); print(p.proc.pid, flush=True); time.sleep(120)\n",
-            bot("function_bot.py"),
-            token,
-        ],
-        stdout=subprocess.PIPE,
-    )
+    _, token = fresh_seed()
+    starter = orphaning_starter(token)
     try:
-        assert starter.stdout is not None
-        starter.stdout.readline()
-        deadline = time.monotonic() + PROMPT_S
-        while not token_pids(token) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert token_pids(token), "the bot process did not start"
         assert sweep_orphans() == 0  # its starter lives: left alone
         assert token_pids(token)
         starter.kill()
@@ -250,7 +266,20 @@ def test_bot_processes_whose_worker_died_are_swept() -> None:
         if starter.poll() is None:
             starter.kill()
             starter.wait()
-    del seed
+
+
+@needs_pid_namespace
+def test_a_bot_whose_starters_pid_is_another_processs_now_is_swept() -> None:
+    # The pid the bot's folder names lives (it is this test's), but that process did not
+    # start at the time the folder names: the bot's starter is gone, its pid reused.
+    _, token = fresh_seed()
+    starter = orphaning_starter(token, other=os.getpid())
+    try:
+        assert sweep_orphans() >= 1
+        assert gone(token), f"the sweep left {token_pids(token)}"
+    finally:
+        starter.kill()
+        starter.wait()
 
 
 @needs_root

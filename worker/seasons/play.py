@@ -30,7 +30,7 @@ from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import BotRefError, PackageError, SandboxFailed
 from saloon.worker.sandbox import open_sandbox
-from saloon.worker.sandbox.base import Sandbox
+from saloon.worker.sandbox.base import Sandbox, sweep_orphans
 from saloon.worker.seasons.spec import MatchSpec, SandboxKind
 
 log = logging.getLogger(__name__)
@@ -188,11 +188,13 @@ def sandbox_for(kind: SandboxKind) -> Sandbox:
 
 
 def sweep_sandboxes() -> int:
-    """Have this process's open sandboxes remove what dead processes of this host left
-    (see :meth:`Sandbox.sweep`); how many things were removed."""
+    """Remove what dead processes of this host left: the bot processes of any (whether
+    or not this process opened a process sandbox; nothing to do costs a look at /proc)
+    and what this process's open sandboxes know of (see :meth:`Sandbox.sweep`: Docker
+    containers); how many things were removed."""
     with _sandboxes_lock:
-        boxes = list(_sandboxes.values())
-    return sum(box.sweep() for box in boxes)
+        boxes = [box for box in _sandboxes.values() if box.kind != SandboxKind.PROCESS.value]
+    return sweep_orphans() + sum(box.sweep() for box in boxes)
 
 
 def close_sandboxes() -> None:
