@@ -296,3 +296,31 @@ def test_a_root_referee_with_a_tmpdir_of_mode_0700_still_plays_path_bots(
     record, seat, _ = play("function_bot.py", 5)
     assert record.faults == [], seat.stderr
     assert not str(seat.process.socket_path).startswith(str(closed))
+
+
+@needs_root
+@needs_pid_namespace
+def test_a_root_referee_whose_tmpdir_and_tmp_are_closed_fails_in_one_line() -> None:
+    # In a mount namespace of its own (this host's /tmp is left as it is): /tmp a tmpfs of
+    # mode 0700, and TMPDIR a folder of mode 0700 in it. No folder a bot's uid could enter:
+    # `saloon play` with a path bot says so in one line naming the TMPDIR.
+    closed = "/tmp/closed-tmp"
+    setup = (
+        "mount -t tmpfs -o mode=0700,size=4m saloon-test /tmp && "
+        f'mkdir -m 0700 {closed} && TMPDIR={closed} exec "$0" "$@"'
+    )
+    in_namespace = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", setup]
+    seats = ["--seat", bot("function_bot.py"), "--seat", "house:random", "--seat", "house:greedy"]
+    done = subprocess.run(
+        [*in_namespace, sys.executable, "-m", "saloon.arena.cli", "play", GAME, *seats],
+        capture_output=True,
+        text=True,
+        timeout=PROMPT_S * 2,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        f"saloon: error: TMPDIR {closed} is closed to other users and /tmp is unusable: a bot "
+        "runs as its own uid and could not read its own files (give TMPDIR mode 0711, or "
+        "another TMPDIR)"
+    ]
