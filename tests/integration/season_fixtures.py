@@ -3,6 +3,7 @@ of their own, worker processes started here and stopped by pid."""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -39,13 +40,17 @@ class Workers:
         self.tmp = tmp
         self.procs: list[subprocess.Popen[bytes]] = []
 
-    def start(self, redis_url: str, queue: str, *extra: str) -> subprocess.Popen[bytes]:
+    def start(
+        self, redis_url: str, queue: str, *extra: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """A worker on ``queue`` (``env``: variables added to this process's for it)."""
         log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
         argv = [sys.executable, "-m", "saloon.worker.queue.worker", "--redis", redis_url]
         proc = subprocess.Popen(
             [*argv, "--queue", queue, *extra],
             stdout=log,
             stderr=subprocess.STDOUT,
+            env={**os.environ, **env} if env else None,
         )
         log.close()
         self.procs.append(proc)
