@@ -169,14 +169,43 @@ def _set_rlimits(values: list[tuple[str, int, int]], uid: int | None) -> None:
         os.setuid(uid)
 
 
-#: A bot's own folder is ``<root>/saloon-bot-<pid of the process that made it>-<random>``:
-#: a sweep finds what a process killed with -9 left running (its pid is gone).
+#: A bot's own folder is ``<root>/saloon-bot-<pid>-<start>-<pidns>-<random>``: the pid, start
+#: time and PID namespace of the process that made it (:func:`bot_dir_prefix`), so that a
+#: sweep finds what a process killed with -9 left running, and never mistakes another
+#: process that got its pid for it.
 BOT_DIR_PREFIX = "saloon-bot-"
 
 
-def bot_dir_prefix(pid: int | None = None) -> str:
-    """The prefix of the bot folders process ``pid`` (default: this one) makes."""
-    return f"{BOT_DIR_PREFIX}{os.getpid() if pid is None else pid}-"
+def process_start(pid: int, proc: str = "/proc") -> tuple[str, int] | None:
+    """The state (``R``, ``S``, ``Z``...) of process ``pid`` and when it started, in clock
+    ticks after boot (``/proc/<pid>/stat``; a pid and its start time name one process for
+    good, where a pid alone is reused); None when there is no such process."""
+    try:
+        with open(f"{proc}/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def pid_namespace(pid: int | str = "self", proc: str = "/proc") -> int:
+    """The PID namespace of process ``pid`` (the inode of its ``ns/pid``; 0 without /proc)."""
+    try:
+        return os.stat(f"{proc}/{pid}/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+@functools.cache
+def _own_prefix(pid: int) -> str:
+    started = process_start(pid)
+    return f"{BOT_DIR_PREFIX}{pid}-{started[1] if started else 0}-{pid_namespace()}-"
+
+
+def bot_dir_prefix() -> str:
+    """The prefix of the bot folders this process makes: its pid, start time and PID
+    namespace (0 and 0 without /proc)."""
+    return _own_prefix(os.getpid())
 
 
 def _others_can_enter(path: Path) -> bool:
@@ -306,7 +335,7 @@ class BotProcess:
         if self.containment is Containment.PROCESS_GROUP:
             if self.uid is not None:
                 user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
-                return [*prefix, "setpriv", *user, "--", *runtime]
+                return [*prefix, "setpriv", *user, "--", *self.after_setup(runtime)]
             return prefix + runtime
         unshare = ["unshare"]
         if self.containment is Containment.USER_NAMESPACE:
@@ -317,7 +346,18 @@ class BotProcess:
             # change of uid clears unshare's --kill-child, so setpriv sets it again.
             user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
             unshare += ["setpriv", *user, "--pdeathsig=KILL", "--"]
-        return prefix + unshare + runtime
+        return prefix + unshare + self.after_setup(runtime)
+
+    def after_setup(self, runtime: list[str]) -> list[str]:
+        """The runtime's command line where the sandbox runs it after its last fork or
+        change of uid (unshare's child, setpriv; each clears a parent-death signal, and
+        neither checks the parent is still there once set again): a subclass may put a
+        step of its own first."""
+        return runtime
+
+    def inherited_fds(self) -> tuple[int, ...]:
+        """File descriptors of the referee's the process inherits (besides its stdio)."""
+        return ()
 
     def _preexec(self) -> None:
         _set_rlimits(rlimits(self.limits, self.uid is not None), self.uid)
@@ -334,6 +374,7 @@ class BotProcess:
             start_new_session=True,
             env=sandbox_env(self._dir),
             cwd=self._dir,
+            pass_fds=self.inherited_fds(),
             preexec_fn=None if _have_util_linux() else self._preexec,
         )
         if self.proc.stderr is not None:

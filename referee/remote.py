@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import json
 import logging
 import os
@@ -84,8 +85,32 @@ POLL_S = 0.005
 #: and the SDK imported, until the runtime says it is about to load the bot): bounded by
 #: this, never by the bot's start time. Over it: PlatformStartTimeout, the match retried.
 #: The bot's part (its import and set-up, until it is ready) is clocked from then on
-#: against the match's start_ms and charged to the bot.
-PLATFORM_START_S = 60.0
+#: against the match's start_ms and charged to the bot. ``$SALOON_PLATFORM_START_S``
+#: overrides the default, read once when this module is imported (a slower machine or
+#: runtime; a test that wants an overrun).
+DEFAULT_PLATFORM_START_S = 60.0
+PLATFORM_START_ENV = "SALOON_PLATFORM_START_S"
+
+
+def platform_start_s() -> float:
+    """The platform's start bound: ``$SALOON_PLATFORM_START_S`` (seconds > 0), else the
+    default (with a warning when it is set to something else)."""
+    raw = os.environ.get(PLATFORM_START_ENV, "").strip()
+    if not raw:
+        return DEFAULT_PLATFORM_START_S
+    with contextlib.suppress(ValueError):
+        if 0 < (value := float(raw)) < float("inf"):
+            return value
+    log.warning(
+        "$%s=%r is not a number of seconds > 0: %.0f s",
+        PLATFORM_START_ENV,
+        raw,
+        DEFAULT_PLATFORM_START_S,
+    )
+    return DEFAULT_PLATFORM_START_S
+
+
+PLATFORM_START_S = platform_start_s()
 #: How often a seat waiting for Ready checks that its bot process still runs.
 START_POLL_S = 0.05
 #: The HTTP/2 client preface and an empty SETTINGS frame: what a gRPC server must answer.
@@ -756,7 +781,7 @@ def wait_for_marker(marker: Path, since: float, check_alive: Callable[[], None])
         check_alive()
         if time.monotonic() - since >= PLATFORM_START_S:
             raise PlatformStartTimeout(
-                f"the bot runtime did not start within {PLATFORM_START_S:.0f} s "
+                f"the bot runtime did not start within {PLATFORM_START_S:g} s "
                 "(the machine is overloaded or the sandbox is broken; not the bot's fault)"
             )
         time.sleep(POLL_S)

@@ -25,3 +25,15 @@ def postgres_url() -> str:
 def docker_engine() -> None:
     """A Docker engine that answers (skips loudly without one; fails under CI=true)."""
     services.require("docker")
+
+
+@pytest.fixture
+def as_root() -> None:
+    """The tests run as root (skips loudly otherwise; fails under CI=true)."""
+    services.require("root")
+
+
+@pytest.fixture
+def pid_namespace() -> None:
+    """Bot processes get a PID namespace here (skips loudly otherwise; fails in CI)."""
+    services.require("pid-namespace")

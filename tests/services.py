@@ -1,5 +1,6 @@
 """Real services the integration tests need: Redis, PostgreSQL, a Docker engine, and a
-headless browser (chromium) for the HTML pages.
+headless browser (chromium) for the HTML pages; and what some tests need of the machine:
+the redis-server binary (a private Redis), root, PID namespaces (the process sandbox).
 
 A test that needs one calls :func:`require` (or uses the fixtures in ``tests/conftest.py``).
 On a laptop without the service the test is skipped with a loud reason; under ``CI=true``
@@ -91,17 +92,39 @@ def _chromium_runs() -> str | None:
     return None
 
 
+def _redis_server_here() -> str | None:
+    if shutil.which("redis-server") is None:
+        return "no redis-server on PATH for a private Redis (Debian: apt-get install redis-server)"
+    return None
+
+
+def _root() -> str | None:
+    return None if os.geteuid() == 0 else f"the tests run as uid {os.geteuid()}, not root"
+
+
+def _pid_namespace() -> str | None:
+    from saloon.referee.botprocess import Containment, containment
+
+    if containment() is Containment.PROCESS_GROUP:
+        return "no PID namespace for bot processes here (unshare --pid fails, or no util-linux)"
+    return None
+
+
 _CHECKS: dict[str, Callable[[], str | None]] = {
     "redis": _redis_answers,
     "postgres": _postgres_answers,
     "docker": _docker_answers,
     "chromium": _chromium_runs,
+    "redis-server": _redis_server_here,
+    "root": _root,
+    "pid-namespace": _pid_namespace,
 }
 _cache: dict[str, str | None] = {}
 
 
 def missing(service: str) -> str | None:
-    """Why ``service`` (redis, postgres, docker, chromium) is unusable, or None if it works."""
+    """Why ``service`` (redis, postgres, docker, chromium, redis-server, root,
+    pid-namespace) is unusable, or None if it works."""
     if service not in _cache:
         _cache[service] = _CHECKS[service]()
     return _cache[service]

@@ -3,7 +3,7 @@ of their own, worker processes started here and stopped by pid."""
 
 from __future__ import annotations
 
-import shutil
+import os
 import signal
 import socket
 import subprocess
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from saloon.worker.queue.season_queue import SeasonQueue, connect
+from tests import services
 from tests.databases import postgres_schema
 
 
@@ -39,13 +40,17 @@ class Workers:
         self.tmp = tmp
         self.procs: list[subprocess.Popen[bytes]] = []
 
-    def start(self, redis_url: str, queue: str, *extra: str) -> subprocess.Popen[bytes]:
+    def start(
+        self, redis_url: str, queue: str, *extra: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """A worker on ``queue`` (``env``: variables added to this process's for it)."""
         log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
         argv = [sys.executable, "-m", "saloon.worker.queue.worker", "--redis", redis_url]
         proc = subprocess.Popen(
             [*argv, "--queue", queue, *extra],
             stdout=log,
             stderr=subprocess.STDOUT,
+            env={**os.environ, **env} if env else None,
         )
         log.close()
         self.procs.append(proc)
@@ -86,8 +91,7 @@ class PrivateRedis:
     loses every job), started and stopped by pid."""
 
     def __init__(self) -> None:
-        if shutil.which("redis-server") is None:
-            pytest.skip("SKIPPED, NEEDS redis-server to start a private Redis")
+        services.require("redis-server")
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen[bytes] | None = None

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.botprocess import ENV_ALLOW, BotProcess, Containment, containment
+from saloon.referee.botprocess import ENV_ALLOW, BotProcess
 from saloon.referee.bots import resolve_seat
 from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
@@ -39,11 +39,10 @@ LIMITS = MatchLimits(decision_ms=3_000, bank_ms=10_000, strike_limit=3, start_ms
 PROMPT_S = 30.0
 #: Time the kernel gets to tear a PID namespace down after the match.
 REAP_S = 5.0
-ROOT = os.geteuid() == 0
-needs_pid_namespace = pytest.mark.skipif(
-    containment() is Containment.PROCESS_GROUP, reason="no PID namespace on this machine"
-)
-needs_root = pytest.mark.skipif(not ROOT, reason="the referee is not root")
+
+# Skipped loudly without them, failed under CI=true (CI runs as root on Debian).
+needs_pid_namespace = pytest.mark.usefixtures("pid_namespace")
+needs_root = pytest.mark.usefixtures("as_root")
 
 
 def play(
@@ -213,32 +212,48 @@ def test_unshare_sigprocmask_noise_stays_out_of_the_bots_stderr() -> None:
         process.kill()
 
 
+#: A "worker" that starts a bot process with no parent-death watch (a sleeper carrying the
+#: token of $SALOON_TEST_TOKEN, which the worker's own command line does not) and sleeps;
+#: with argv[2] not 0, the bot's folder names that pid as its starter's, with the starter's
+#: own start time (what a starter's pid reused looks like).
+ORPHANING_STARTER = """
+import os, sys, time
+from saloon.referee import botprocess
+
+bot, token, other = sys.argv[1], os.environ["SALOON_TEST_TOKEN"], int(sys.argv[2])
+if other:
+    _, _, _, started, namespace, _ = botprocess.bot_dir_prefix().split("-")
+    prefix = f"{botprocess.BOT_DIR_PREFIX}{other}-{started}-{namespace}-"
+    botprocess.bot_dir_prefix = lambda: prefix
+sleeper = [sys.executable, "-c", "import time; time.sleep(120)", token]
+process = botprocess.BotProcess(bot, sleeper)
+process.spawn()
+print(process.proc.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def orphaning_starter(token: str, other: int = 0) -> subprocess.Popen[bytes]:
+    """A started ORPHANING_STARTER whose bot process (the token's) runs."""
+    argv = [sys.executable, "-c", ORPHANING_STARTER, bot("function_bot.py"), str(other)]
+    env = {**os.environ, "SALOON_TEST_TOKEN": token}
+    starter = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env)
+    assert starter.stdout is not None
+    starter.stdout.readline()
+    deadline = time.monotonic() + PROMPT_S
+    while not token_pids(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert token_pids(token), "the bot process did not start"
+    return starter
+
+
 @needs_pid_namespace
 def test_bot_processes_whose_worker_died_are_swept() -> None:
     # A "worker" that starts a bot process with no parent-death watch, then dies by kill -9:
     # its bot processes live on until a sweep of this host finds them.
-    seed, token = fresh_seed()
-    starter = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from saloon.referee.botprocess import BotProcess\n"
-            "sleeper = [sys.executable, '-c', 'import time; time.sleep(120)', sys.argv[2]]\n"
-            "p = BotProcess(sys.argv[1], sleeper)\n"
-            "p.spawn(); print(p.proc.pid, flush=True); time.sleep(120)\n",
-            bot("function_bot.py"),
-            token,
-        ],
-        stdout=subprocess.PIPE,
-    )
+    _, token = fresh_seed()
+    starter = orphaning_starter(token)
     try:
-        assert starter.stdout is not None
-        starter.stdout.readline()
-        deadline = time.monotonic() + PROMPT_S
-        while not token_pids(token) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert token_pids(token), "the bot process did not start"
         assert sweep_orphans() == 0  # its starter lives: left alone
         assert token_pids(token)
         starter.kill()
@@ -251,7 +266,20 @@ def test_bot_processes_whose_worker_died_are_swept() -> None:
         if starter.poll() is None:
             starter.kill()
             starter.wait()
-    del seed
+
+
+@needs_pid_namespace
+def test_a_bot_whose_starters_pid_is_another_processs_now_is_swept() -> None:
+    # The pid the bot's folder names lives (it is this test's), but that process did not
+    # start at the time the folder names: the bot's starter is gone, its pid reused.
+    _, token = fresh_seed()
+    starter = orphaning_starter(token, other=os.getpid())
+    try:
+        assert sweep_orphans() >= 1
+        assert gone(token), f"the sweep left {token_pids(token)}"
+    finally:
+        starter.kill()
+        starter.wait()
 
 
 @needs_root
@@ -268,3 +296,31 @@ def test_a_root_referee_with_a_tmpdir_of_mode_0700_still_plays_path_bots(
     record, seat, _ = play("function_bot.py", 5)
     assert record.faults == [], seat.stderr
     assert not str(seat.process.socket_path).startswith(str(closed))
+
+
+@needs_root
+@needs_pid_namespace
+def test_a_root_referee_whose_tmpdir_and_tmp_are_closed_fails_in_one_line() -> None:
+    # In a mount namespace of its own (this host's /tmp is left as it is): /tmp a tmpfs of
+    # mode 0700, and TMPDIR a folder of mode 0700 in it. No folder a bot's uid could enter:
+    # `saloon play` with a path bot says so in one line naming the TMPDIR.
+    closed = "/tmp/closed-tmp"
+    setup = (
+        "mount -t tmpfs -o mode=0700,size=4m saloon-test /tmp && "
+        f'mkdir -m 0700 {closed} && TMPDIR={closed} exec "$0" "$@"'
+    )
+    in_namespace = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", setup]
+    seats = ["--seat", bot("function_bot.py"), "--seat", "house:random", "--seat", "house:greedy"]
+    done = subprocess.run(
+        [*in_namespace, sys.executable, "-m", "saloon.arena.cli", "play", GAME, *seats],
+        capture_output=True,
+        text=True,
+        timeout=PROMPT_S * 2,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        f"saloon: error: TMPDIR {closed} is closed to other users and /tmp is unusable: a bot "
+        "runs as its own uid and could not read its own files (give TMPDIR mode 0711, or "
+        "another TMPDIR)"
+    ]

@@ -297,10 +297,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def test_redis_restarted_mid_season(pg_url: str, queue_name: str, workers: Workers) -> None:
     services.require("redis")
-    import shutil
-
-    if shutil.which("redis-server") is None:
-        pytest.skip("SKIPPED, NEEDS redis-server to start a private Redis")
+    services.require("redis-server")
     port = _free_port()
     url = f"redis://127.0.0.1:{port}/0"
     with tempfile.TemporaryDirectory(prefix="saloon-redis-") as data:

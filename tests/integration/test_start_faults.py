@@ -2,16 +2,21 @@
 or container up, until the runtime says it is about to load the bot) is bounded apart and
 its overrun retried, never a fault of the bot's; the bot's part (its import and set-up) is
 clocked against the start time and charged to the bot. Under a bounded CPU hog that the
-test starts and stops by pid."""
+test starts and stops by pid; and in a real worker, whose first bot runtime is slow to
+start once (a machine slow for a moment)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,10 +30,17 @@ from saloon.referee.match import play_match
 from saloon.referee.remote import ProcessSeat
 from saloon.sdk.protocol import loading_marker
 from saloon.worker.errors import SandboxFailed
+from saloon.worker.queue.season_queue import SeasonQueue, connect
 from saloon.worker.seasons.play import play_spec
+from saloon.worker.seasons.run import create, start
 from saloon.worker.seasons.schedule import SeasonSpec, expand
+from saloon.worker.store.store import Store
 
 from .helpers import bot
+from .season_fixtures import Workers, pg_url, queue_name, workers
+from .test_season_failures import recorded_once, season, wait_done
+
+__all__ = ["pg_url", "queue_name", "workers"]
 
 GAME = "seas-of-strife-v1"
 #: The hog: this many spinning processes per core (load ~16 and more on 2 cores; the arena
@@ -125,3 +137,65 @@ def test_a_platform_start_past_its_bound_is_retried_not_charged(
     )
     with pytest.raises(SandboxFailed, match="did not start within"):
         play_spec(expand(season)[0])
+
+
+#: A sitecustomize that makes the first bot runtime started with it on its PYTHONPATH, and
+#: only that one, sleep before it gets as far as loading its bot (the platform's part of
+#: the start): the runtime's first start on a machine slow for a moment. The worker, and
+#: the sandbox's own steps (python -S), import it too or not at all: only a bot runtime
+#: (its TMPDIR is a bot folder) sleeps. A bot's uid writes the flag: ``once/`` is
+#: world-writable.
+SLOW_ONCE = """
+import os, time
+if "/saloon-bot-" in os.environ.get("TMPDIR", ""):
+    flag = os.path.join(os.path.dirname(os.path.abspath(__file__)), "once", "slept")
+    try:
+        os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        pass
+    else:
+        time.sleep(120)
+"""
+#: The platform's start bound the worker is given ($SALOON_PLATFORM_START_S): generous for
+#: a loaded machine's start, short for the test.
+WORKER_PLATFORM_START_S = 8
+
+
+@pytest.fixture
+def slow_once() -> Iterator[Path]:
+    """A folder for PYTHONPATH with SLOW_ONCE as its sitecustomize, readable by a bot's uid
+    (under /tmp: a test's tmp_path is root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="saloon-slow-once-", dir="/tmp"))
+    try:
+        folder.chmod(0o755)
+        (folder / "once").mkdir()
+        (folder / "once").chmod(0o1777)
+        (folder / "sitecustomize.py").write_text(SLOW_ONCE)
+        (folder / "sitecustomize.py").chmod(0o644)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_platform_start_overrun_in_a_worker_is_retried_and_never_charged(
+    redis_url: str, pg_url: str, queue_name: str, workers: Workers, slow_once: Path
+) -> None:
+    sid = f"ps{uuid.uuid4().hex[:6]}"
+    with Store.open(pg_url) as store:
+        create(store, season(sid, (bot("function_bot.py"), "house:random", "house:greedy")))
+        start(store, SeasonQueue(connect(redis_url), queue_name), sid, pg_url)
+        env = {
+            "SALOON_PLATFORM_START_S": str(WORKER_PLATFORM_START_S),
+            "PYTHONPATH": str(slow_once),
+        }
+        workers.start(redis_url, queue_name, env=env)
+        wait_done(store, sid, workers, timeout=120)
+        recorded_once(store, sid)
+        rows = [store.scheduled_match(m.match_id) for m in store.scheduled(sid)]
+        # The first match's first attempt overran the platform's start: played again.
+        assert sorted(r.attempts for r in rows if r is not None) == [1, 1, 2]
+        assert [s.faults for r in store.results(season_id=sid) for s in r.seats] == [0] * 9
+    assert (slow_once / "once" / "slept").exists()
+    logs = workers.logs()
+    assert "retrying after SandboxFailed" in logs, logs
+    assert f"did not start within {WORKER_PLATFORM_START_S} s" in logs, logs

@@ -67,7 +67,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between the keeper thread's rounds (alive key, reaping, due retries).
 KEEPER_INTERVAL_S = 1.0
-#: Seconds between the keeper's sweeps for containers of dead workers of this host.
+#: Seconds between the keeper's sweeps for bot processes and containers of dead workers of
+#: this host.
 SWEEP_EVERY_S = 5.0
 #: Seconds between the keepers' looks for pending matches no queue holds (one keeper per
 #: queue looks, under a lock of this lifetime).
@@ -176,10 +177,14 @@ class MatchWorker(PipelinedWorker):
                 log.exception("worker %s: re-enqueueing lost matches failed", self.name)
 
     def _sweep(self) -> None:
-        """Remove the bot containers that dead workers of this host left running."""
+        """Remove the bot processes and containers that dead workers of this host left."""
         try:
             if removed := sweep_sandboxes():
-                log.warning("worker %s: removed %d dead workers' container(s)", self.name, removed)
+                log.warning(
+                    "worker %s: removed %d bot process(es) or container(s) of dead workers",
+                    self.name,
+                    removed,
+                )
         except Exception:  # the engine may be away for a moment: the next sweep tries again
             log.exception("worker %s: sweeping the sandbox failed", self.name)
 

@@ -18,9 +18,8 @@ import shutil
 import signal
 import threading
 from abc import ABC, abstractmethod
-from pathlib import Path
 
-from saloon.referee.botprocess import BOT_DIR_PREFIX
+from saloon.referee.botprocess import BOT_DIR_PREFIX, pid_namespace, process_start
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
 from saloon.referee.seats import Seat
 
@@ -88,14 +87,8 @@ class ProcessSandbox(Sandbox):
         return seat
 
     def sweep(self) -> int:
-        """Kill the bot processes that workers of this host killed with -9 left running.
-
-        Their processes are killed with their worker (the parent-death signal, then
-        unshare's --kill-child), but that chain has windows a death can fall into; a bot
-        process's TMPDIR names the pid of the process that started it
-        (saloon.referee.botprocess.bot_dir_prefix): one whose starter is gone is killed
-        with its process group, and its folder removed.
-        """
+        """Kill the bot processes that processes of this host killed with -9 left running
+        (:func:`sweep_orphans`; every worker's keeper runs it, whatever its sandboxes)."""
         return sweep_orphans()
 
     def close(self) -> None:
@@ -106,30 +99,70 @@ class ProcessSandbox(Sandbox):
             seat.close()
 
 
-#: ``TMPDIR=<root>/saloon-bot-<pid>-...`` in a bot process's environment.
-_BOT_TMPDIR = re.compile(rb"(?:^|\0)TMPDIR=([^\0]*/" + BOT_DIR_PREFIX.encode() + rb"(\d+)-[^\0/]*)")
+#: ``TMPDIR=<root>/saloon-bot-<pid>-<start>-<pidns>-...`` in a bot process's environment
+#: (saloon.referee.botprocess.bot_dir_prefix): what it names is the process that started it.
+_BOT_TMPDIR = re.compile(
+    rb"(?:^|\0)TMPDIR=([^\0]*/" + BOT_DIR_PREFIX.encode() + rb"(\d+)-(\d+)-(\d+)-[^\0/]*)"
+)
 
 
-def sweep_orphans(proc: Path = Path("/proc")) -> int:
-    """Kill every bot process of this host whose starting process is gone (Linux: /proc;
-    readable for every uid only as root); how many were killed."""
+def sweep_orphans(proc: str = "/proc") -> int:
+    """Kill every bot process of this host whose starter is gone; how many were killed.
+
+    A worker's bot processes die with it (saloon.worker.seasons.play.WatchedBotProcess);
+    this is the backstop, for any process that started bots (``saloon play`` too) and for
+    a bot's descendants that no PID namespace holds. A bot process's TMPDIR names its
+    starter by pid, start time and PID namespace: the starter is gone when no process of
+    that pid and start time lives (a zombie is gone; a pid now another process's is gone).
+    Bots whose starter is of another PID namespace (another container's) are left to the
+    keepers there. Each candidate is killed with its process group, and its folder
+    removed. Linux (/proc), every uid's only as root: one read of each process's
+    environment, a few ms per sweep for a few hundred processes.
+    """
+    own_ns = pid_namespace(proc=proc)
+    try:
+        pids = [int(name) for name in os.listdir(proc) if name.isdigit()]
+    except OSError:  # no /proc: not Linux
+        return 0
+    me = os.getpid()
+    starters: dict[tuple[int, int], bool] = {}
     killed = 0
     folders: set[str] = set()
-    for entry in proc.iterdir() if proc.is_dir() else ():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    for pid in pids:
+        if pid == me:
             continue
         try:
-            found = _BOT_TMPDIR.search((entry / "environ").read_bytes())
+            fd = os.open(f"{proc}/{pid}/environ", os.O_RDONLY)
         except OSError:  # gone, or another uid's (not root)
             continue
-        if found is None or (proc / found.group(2).decode()).exists():
+        try:
+            environ = os.read(fd, 1 << 16)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        if BOT_DIR_PREFIX.encode() not in environ:
+            continue
+        found = _BOT_TMPDIR.search(environ)
+        if found is None or int(found.group(4)) != own_ns:
+            continue
+        starter = (int(found.group(2)), int(found.group(3)))
+        if starter not in starters:
+            starters[starter] = _alive(*starter, proc=proc)
+        if starters[starter]:
             continue
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(int(entry.name), signal.SIGKILL)  # its own group, if it leads one
+            os.killpg(pid, signal.SIGKILL)  # its own group, if it leads one
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(int(entry.name), signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
             killed += 1
         folders.add(found.group(1).decode(errors="replace"))
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     return killed
+
+
+def _alive(pid: int, started: int, proc: str) -> bool:
+    """True when process ``pid``, started at ``started`` (clock ticks after boot), lives."""
+    state = process_start(pid, proc)
+    return state is not None and state[0] not in ("Z", "X") and state[1] == started

@@ -150,6 +150,8 @@ IMAGE_CAP_ENV = "SALOON_BOT_IMAGES"
 PRUNE_MIN_IDLE_S = 600.0
 #: A reused image is marked used again at most this often (a tag call, see mark_used).
 MARK_EVERY_S = 600.0
+#: The images the cap counts (a label filter): every bot image of the engine.
+PRUNE_SCOPE = "saloon.role=bot"
 
 
 def image_cap() -> int:
@@ -200,13 +202,16 @@ def prune_bot_images(
     cap: int,
     *,
     keep: str = "",
-    min_idle_s: float = PRUNE_MIN_IDLE_S,
-    label: str = "saloon.role=bot",
+    min_idle_s: float | None = None,
+    label: str | None = None,
 ) -> list[str]:
     """Remove the least recently used bot images beyond ``cap`` (never ``keep``, one used
-    within ``min_idle_s``, or one a container still uses); the tags removed."""
+    within ``min_idle_s`` (default PRUNE_MIN_IDLE_S), or one a container still uses) of
+    those ``label`` selects (default PRUNE_SCOPE); the tags removed."""
     import docker.errors
 
+    min_idle_s = PRUNE_MIN_IDLE_S if min_idle_s is None else min_idle_s
+    label = label or PRUNE_SCOPE
     images = client.images.list(filters={"label": [label]})
     if len(images) <= cap:
         return []
