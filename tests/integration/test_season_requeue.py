@@ -13,6 +13,7 @@ import signal
 import time
 import uuid
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 
@@ -23,12 +24,18 @@ from saloon.worker.store.store import Store
 
 from .arena_fixtures import start_arena
 from .season_fixtures import PrivateRedis, Workers, pg_url, private_redis, workers
-from .test_season_failures import recorded_once, season
+from .test_season_failures import private_slow_bot, recorded_once, season
 
 __all__ = ["pg_url", "private_redis", "workers"]
 
 #: The keepers look every 10 s; the issue's bound is a minute.
 HEAL_S = 60.0
+
+
+def slow_players(tmp_path: Path) -> tuple[str, ...]:
+    """A season's entries whose matches last long enough to be caught mid-season (a slow
+    path bot: ~0.3 s a match; with one match a job, ~5 s for 24 matches on 2 workers)."""
+    return (str(private_slow_bot(tmp_path)), "house:random", "house:greedy", "house:random#2")
 
 
 def _status(store_url: str, redis: PrivateRedis, queue: str, season_id: str) -> str:
@@ -41,14 +48,13 @@ def _status(store_url: str, redis: PrivateRedis, queue: str, season_id: str) -> 
 
 
 def test_a_season_whose_redis_restarted_empty_completes_with_no_one_starting_it(
-    pg_url: str, private_redis: PrivateRedis, workers: Workers
+    pg_url: str, private_redis: PrivateRedis, workers: Workers, tmp_path: Path
 ) -> None:
     sid = f"q{uuid.uuid4().hex[:6]}"
     queue = f"requeue-{uuid.uuid4().hex[:6]}"
-    players = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
     with Store.open(pg_url) as store:
-        total = len(create(store, season(sid, players, rounds=2)))
-        start(store, SeasonQueue(connect(private_redis.url), queue), sid, pg_url)
+        total = len(create(store, season(sid, slow_players(tmp_path), rounds=2)))
+        start(store, SeasonQueue(connect(private_redis.url), queue), sid, pg_url, batch=1)
 
         # 1. No worker yet; Redis restarts empty: status says the matches are queued nowhere.
         private_redis.kill()
@@ -86,18 +92,18 @@ def test_with_the_server_the_only_one_looking_a_season_whose_redis_restarted_com
     private_redis: PrivateRedis,
     workers: Workers,
     caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
 ) -> None:
     """Workers started without ``--store`` that have run no job know no store: only
     ``saloon serve`` (its keeper, every 10 s) can enqueue again what Redis lost."""
     caplog.set_level(logging.WARNING, logger="saloon.worker.seasons.run")
     sid = f"s{uuid.uuid4().hex[:6]}"
     queue = f"requeue-{uuid.uuid4().hex[:6]}"
-    players = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
     arena = start_arena(pg_url, private_redis.url, queue_name=queue)
     try:
         with Store.open(pg_url) as store:
-            total = len(create(store, season(sid, players, rounds=2)))
-            start(store, SeasonQueue(connect(private_redis.url), queue), sid, pg_url)
+            total = len(create(store, season(sid, slow_players(tmp_path), rounds=2)))
+            start(store, SeasonQueue(connect(private_redis.url), queue), sid, pg_url, batch=1)
 
             # 1. Workers without --store play the first matches, then leave (they finish
             # the match they are playing).
