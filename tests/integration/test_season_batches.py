@@ -9,7 +9,6 @@ import signal
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rq.job import Job
@@ -188,41 +187,3 @@ def test_the_batch_size_is_measured_on_the_games_recorded_matches_or_one_played_
             seed=1,
         )
         assert choose_batch(store, create(store, other)) == 1
-
-
-@pytest.mark.parametrize("last", ["recorded", "skipped"])
-def test_a_batch_waits_for_the_disk_once_at_its_end(
-    last: str, pg_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sid = f"d{uuid.uuid4().hex[:6]}"
-    players = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
-    with Store.open(pg_url) as store:
-        specs = create(store, season(sid, players, rounds=4))  # 48 matches: 3 flushes
-        if last == "skipped":  # recorded by someone else: this batch sends nothing at its end
-            store.record_result(specs[-1].match_id, play_spec(specs[-1]).record, {})
-        sent: list[tuple[int, bool]] = []
-        barriers: list[int] = []
-        send_results, make_durable = store.send_results, store.make_durable
-
-        def spy_send(items: Any, *, durable: bool = True) -> Any:
-            sent.append((len(items), durable))
-            return send_results(items, durable=durable)
-
-        def spy_durable() -> None:
-            barriers.append(len(sent))
-            make_durable()
-
-        monkeypatch.setattr(store, "send_results", spy_send)
-        monkeypatch.setattr(store, "make_durable", spy_durable)
-        outcomes = run_batch(specs, store, "w")
-        assert store.progress(sid).done == len(specs)
-        # Every flush but the last commits without waiting for the disk; the last one
-        # waits (and takes the earlier ones with it), or, with nothing left to send, a
-        # barrier does.
-        assert [n for n, _ in sent][:1] == [FLUSH_EVERY]
-        if last == "recorded":
-            assert outcomes[-1] is JobOutcome.RECORDED
-            assert [d for _, d in sent] == [False] * (len(sent) - 1) + [True] and not barriers
-        else:
-            assert outcomes[-1] is JobOutcome.DUPLICATE
-            assert [d for _, d in sent] == [False] * len(sent) and barriers == [len(sent)]

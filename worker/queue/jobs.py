@@ -163,10 +163,7 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
 #: (Store.send_results): the database executes and commits it while the next matches
 #: play, and its answer is read at the next flush. (Recording on a thread of its own was
 #: slower: the GIL hand-over between the playing and the recording thread cost more than
-#: the database's wait it hid.) Every flush but a batch's last commits without waiting
-#: for the disk (Store.send_results(durable=False)); the last one's commit waits, and
-#: takes every earlier one with it, so a batch is durable when the job ends, for the
-#: price of one wait. A statement has a cost of its own besides its rows
+#: the database's wait it hid.) A statement has a cost of its own besides its rows
 #: (executing it, its commit): PostgreSQL spent ~0.3 ms of CPU per Seas of Strife match
 #: at 8 a statement, ~0.2 ms at 32, CPU the workers' cores then have back.
 FLUSH_EVERY = 32
@@ -193,7 +190,6 @@ class _Recorder:
         self.flushed = time.perf_counter()
         self._flight: tuple[list[PreparedResult], PendingResults] | None = None
         self._early = store.sends_in_background  # a flush before the last match is free
-        self._not_durable = False  # a flush was committed without waiting for the disk
 
     def add(self, prepared: PreparedResult, left: int) -> None:
         """One more played match, prepared (Store.prepare_result: as soon as it ended,
@@ -212,23 +208,17 @@ class _Recorder:
             self.flushed = now
 
     def flush(self, *, wait: bool) -> None:
-        """Settle the flush in flight, send what is ready; with ``wait``, settle it too, and
-        return only once every flush of the batch is durable (the last one sent durable,
-        or, with nothing left to send, Store.make_durable)."""
+        """Settle the flush in flight, send what is ready; with ``wait``, settle it too."""
         self._settle()
         ready, self.ready = self.ready, []
         if ready:
             try:
-                self._flight = (ready, self.store.send_results(ready, durable=wait))
+                self._flight = (ready, self.store.send_results(ready))
             except WorkerError:
                 _keep_unrecorded(ready)
                 raise
-            self._not_durable = not wait
         if wait:
             self._settle()
-            if self._not_durable:
-                self.store.make_durable()
-                self._not_durable = False
 
     def _settle(self) -> None:
         if self._flight is None:

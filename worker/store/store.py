@@ -144,7 +144,6 @@ WITH r AS (
     FROM json_to_recordset(CAST($1 AS JSON)) AS x(
         match_id TEXT, game TEXT, options JSON, seed TEXT, outcome TEXT, abort_reason TEXT,
         saloon_version TEXT, finished_at TIMESTAMPTZ)
-    @ASYNC
     ON CONFLICT (match_id) DO NOTHING
     RETURNING match_id
 ), seats AS (
@@ -178,21 +177,8 @@ WITH r AS (
 )
 SELECT match_id FROM r
 """
-#: ... as sent: committed durably (the commit waits for the WAL flush), or not, whose
-#: commit does not wait (set_config(..., true) lasts until this statement's own implicit
-#: transaction commits). A batch job's flushes but its last are sent without the wait:
-#: the last one's commit flushes the write-ahead log up to itself, and so every earlier
-#: commit with it (Store.send_results).
-_RECORD_MANY_PG, _RECORD_MANY_PG_ASYNC = (
-    _RECORD_MANY_PG.replace(b"    @ASYNC\n", b""),
-    _RECORD_MANY_PG.replace(
-        b"@ASYNC", b"WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL"
-    ),
-)
-#: The names _RECORD_MANY_PG and _RECORD_MANY_PG_ASYNC are prepared under, on each
-#: connection that sends them.
+#: The name _RECORD_MANY_PG is prepared under, on each connection that sends it.
 _RECORD_MANY_NAME = "saloon_record_many_1"
-_RECORD_MANY_ASYNC_NAME = "saloon_record_many_async_1"
 #: PostgreSQL: claim a batch's matches (Store.claim_matches, send_claim) in ONE round trip
 #: (sent through libpq as _RECORD_MANY_PG is: $1 the ids as a JSON array, $2 the worker,
 #: $3 the time; @STATUS stands for MatchStatus.STATUS's value), autocommit:
@@ -991,20 +977,15 @@ class Store:
         written = self._again_if_dropped(lambda: self._record_many_once(built))
         return [m in written for m, _ in built]
 
-    def send_results(
-        self, items: Sequence[PreparedResult], *, durable: bool = True
-    ) -> PendingResults:
+    def send_results(self, items: Sequence[PreparedResult]) -> PendingResults:
         """:meth:`record_results` without waiting for the database (a batch job plays its
         next matches meanwhile); the handle's ``wait()`` gives what record_results would.
 
         PostgreSQL: the statement is sent and the call returns; the server executes and
-        commits it while the caller goes on, and ``wait()`` reads its answer. Until then
-        the result is not known to be stored: a caller reports nothing as recorded before
-        ``wait()`` returned. Not ``durable``: its commit does not wait for the write-ahead
-        log to reach the disk (a crash of the database server within a fraction of a
-        second would lose it, result and DONE mark together); a later durable send, or
-        :meth:`make_durable`, makes it durable with everything committed before. SQLite:
-        recorded, durably, before the call returns. StoreUnavailable from ``wait()``.
+        commits it (durably) while the caller goes on, and ``wait()`` reads its answer.
+        Until then the result is not known to be stored: a caller reports nothing as
+        recorded before ``wait()`` returned. SQLite: recorded before the call returns.
+        StoreUnavailable from ``wait()``.
         """
         built = [(p.result["match_id"], p) for p in items]
         if not built:
@@ -1014,32 +995,14 @@ class Store:
             return PendingResults([m for m, _ in built], written)
         what = f"record {len(built)} results"
         params = self._record_params(built)
-        name, sql = (
-            (_RECORD_MANY_NAME, _RECORD_MANY_PG)
-            if durable
-            else (_RECORD_MANY_ASYNC_NAME, _RECORD_MANY_PG_ASYNC)
-        )
         try:
-            flight = self._pg_send(name, sql, params, what)
+            flight = self._pg_send(_RECORD_MANY_NAME, _RECORD_MANY_PG, params, what)
         except _ConnectionLost as exc:  # a dropped pooled connection: wait() retries
             log.info("store: connection dropped (%s); the record is retried", exc)
             flight = None
-
-        def collect() -> set[str]:
-            return {row[0] for row in self._pg_run(name, sql, params, what, flight)}
-
-        return PendingResults([m for m, _ in built], None, collect)
-
-    def make_durable(self) -> None:
-        """Return once everything committed before, :meth:`send_results` sent without
-        ``durable`` included, is on disk (PostgreSQL: a transaction that takes an id
-        commits, which waits for the write-ahead log to reach the disk up to it; SQLite:
-        every commit is durable already). StoreUnavailable when the database is away."""
-        if not self._postgres:
-            return
-        with self._guard("make results durable"), self.engine.connect() as conn:
-            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-            conn.exec_driver_sql("SELECT txid_current()").scalar_one()
+        return PendingResults(
+            [m for m, _ in built], None, lambda: self._pg_record(built, flight, params)
+        )
 
     def _record_many_once(self, built: list[tuple[str, PreparedResult]]) -> set[str]:
         if not self._postgres:
