@@ -168,6 +168,11 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
 #: at 8 a statement, ~0.2 ms at 32, CPU the workers' cores then have back.
 FLUSH_EVERY = 32
 FLUSH_EVERY_MS = 250.0
+#: ... and, on PostgreSQL, when this many matches of the batch are left and when one is:
+#: the job waits for its last flush only, and it finds the flushes before it done when the
+#: database had the time of a few matches to execute each one (a flush of ~30 matches
+#: sent before the last match was still executing, ~1.5 ms a job).
+FLUSH_AHEAD = 8
 
 
 def _keep_unrecorded(played: list[PreparedResult]) -> None:
@@ -195,14 +200,15 @@ class _Recorder:
         """One more played match, prepared (Store.prepare_result: as soon as it ended,
         while its record is in the CPU's caches; the record itself is dropped then),
         ``left`` more to play: a flush is sent when FLUSH_EVERY or FLUSH_EVERY_MS is up,
-        and, when the store records in the background, before the batch's last match (the
-        job waits for its last flush: it then carries one match or two)."""
+        and, when the store records in the background, FLUSH_AHEAD matches before the
+        batch's end and before its last match (the job waits for its last flush: it then
+        carries one match or two)."""
         self.ready.append(prepared)
         now = time.perf_counter()
         if (
             len(self.ready) >= FLUSH_EVERY
             or (now - self.flushed) * 1000 >= FLUSH_EVERY_MS
-            or (self._early and left == 1 and len(self.ready) > 1)
+            or (self._early and left in (FLUSH_AHEAD, 1) and len(self.ready) > 1)
         ):
             self.flush(wait=False)
             self.flushed = now
