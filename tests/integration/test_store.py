@@ -673,9 +673,12 @@ def test_a_connection_dropped_around_a_sent_record_records_it_once(
     store: Store, store_url: str, kill: str
 ) -> None:
     store.create_season("dr", {"game": "seas-of-strife-v1"}, schedule("dr", 2))
-    store.engine.dispose()  # one pooled connection: the one the send will use
-    with store.engine.connect() as conn:
-        pid = int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+    # The connection this thread sends statements on without waiting (a claim, then the
+    # record, one after the other): the one the send will use.
+    assert store.send_claim(["dr-1"]).wait() == {"dr-1": MatchStatus.RUNNING}
+    held = store._held.conn
+    assert held is not None
+    pid = held.connection.dbapi_connection.info.backend_pid  # type: ignore[union-attr]
     admin = sa.create_engine(store_url)
     try:
         with admin.connect() as locker, admin.connect() as killer:
@@ -730,3 +733,20 @@ def stored_records(store: Store) -> list[Any]:
     """Every stored match record row."""
     with store.engine.connect() as conn:
         return list(conn.execute(sa.select(match_records)).all())
+
+
+@postgres_only
+def test_statements_sent_without_waiting_share_one_held_connection_one_at_a_time(
+    store: Store,
+) -> None:
+    store.create_season("hc", {"game": "seas-of-strife-v1"}, schedule("hc", 3))
+    assert store.send_claim(["hc-0"]).wait() == {"hc-0": MatchStatus.RUNNING}
+    held = store._held.conn
+    # The next statement goes on the same connection, checked out once...
+    pending = store.send_results([store.prepare_result("hc-0", played("hc-0"), {})])
+    assert store._held.conn is held and store._held.busy
+    # ... and one sent while it is busy goes on another (a pooled one), both answered.
+    claim = store.send_claim(["hc-1", "hc-2"])
+    assert claim.wait() == {"hc-1": MatchStatus.RUNNING, "hc-2": MatchStatus.RUNNING}
+    assert pending.wait() == [True] and not store._held.busy and store._held.conn is held
+    assert store.progress("hc").done == 1

@@ -10,10 +10,12 @@ so it holds across processes and machines).
 from __future__ import annotations
 
 import binascii
+import contextlib
 import json
 import logging
 import os
 import select
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -228,10 +230,23 @@ class _ConnectionLost(Exception):
 
 
 class _Flight(NamedTuple):
-    """A record statement sent and not yet answered: its connection, checked out."""
+    """A record statement sent and not yet answered: its connection, checked out (the
+    thread's held one, or one of the pool's)."""
 
     conn: sa.Connection
     pgconn: Any
+    held: bool
+
+
+class _Held(threading.local):
+    """The PostgreSQL connection a thread keeps for the statements it sends without
+    waiting (a batch job's claim and flushes, one after another): checked out once, not
+    for every statement (a pool check-out and check-in cost ~0.1 ms of CPU each)."""
+
+    conn: sa.Connection | None = None
+    #: A statement sent on it has not been answered yet.
+    busy: bool = False
+    pid: int = 0
 
 
 class PendingClaim:
@@ -334,6 +349,9 @@ class Store:
         self._config = config
         self._pid = os.getpid()
         self._postgres = engine.dialect.name == "postgresql"
+        self._held = _Held()
+        self._held_all: list[sa.Connection] = []  # every thread's, closed by close()
+        self._held_lock = threading.Lock()
         # Built once: record_result is the hot path, and building a statement per call
         # costs more than running it.
         self._mark_done = (
@@ -432,6 +450,11 @@ class Store:
 
     def close(self) -> None:
         """Close every pooled connection; the store is unusable afterwards."""
+        with self._held_lock:
+            held, self._held_all = self._held_all, []
+        for conn in held:
+            with contextlib.suppress(sa.exc.SQLAlchemyError, psycopg.Error):
+                conn.close()
         self._engine.dispose()
 
     def __enter__(self) -> Store:
@@ -1073,9 +1096,8 @@ class Store:
         once per connection (the server parses it once, and plans it once it has seen
         that a generic plan does), and return without waiting. _ConnectionLost when the
         connection is dead; StoreUnavailable when none can be opened."""
-        with self._guard(what):
-            conn = self.engine.connect()
-        with _dropped_if_broken(conn):
+        conn, held = self._send_connection(what)
+        with self._dropped_if_broken(conn, held):
             pgconn = conn.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
             if pgconn.transaction_status != pq.TransactionStatus.IDLE:
                 raise _ConnectionLost(f"connection not idle ({pgconn.transaction_status!r})")
@@ -1092,13 +1114,45 @@ class Store:
             while pgconn.flush():  # 1: more to send (a non-blocking connection)
                 select.select([pgconn.socket], [pgconn.socket], [])
                 pgconn.consume_input()
-        return _Flight(conn, pgconn)
+        return _Flight(conn, pgconn, held)
+
+    def _send_connection(self, what: str) -> tuple[sa.Connection, bool]:
+        """(a connection to send a statement on, whether it is the thread's held one): the
+        held one unless a statement sent on it is still unanswered."""
+        held = self._held
+        if held.pid != os.getpid():  # a forked child never reuses its parent's
+            held.conn, held.busy, held.pid = None, False, os.getpid()
+        if held.conn is None:
+            with self._guard(what):
+                held.conn = self.engine.connect()
+            with self._held_lock:
+                self._held_all.append(held.conn)
+        elif held.busy:
+            with self._guard(what):
+                return self.engine.connect(), False
+        held.busy = True
+        return held.conn, True
+
+    @contextmanager
+    def _dropped_if_broken(self, conn: sa.Connection, held: bool) -> Iterator[None]:
+        """_dropped_if_broken for a connection a statement was sent on; a held one that
+        breaks is forgotten (the next statement checks out a fresh one)."""
+        try:
+            with _dropped_if_broken(conn):
+                yield
+        except BaseException:
+            if held:
+                self._held.conn, self._held.busy = None, False
+                with self._held_lock:
+                    if conn in self._held_all:
+                        self._held_all.remove(conn)
+            raise
 
     def _pg_collect(self, flight: _Flight, what: str) -> list[list[str]]:
-        """Wait for ``flight``'s answer: its rows, as text. Its connection goes back to the
-        pool (or, broken, is dropped: _ConnectionLost)."""
+        """Wait for ``flight``'s answer: its rows, as text. Its connection is free again
+        (the pool's goes back to the pool), or, broken, dropped: _ConnectionLost."""
         conn, pgconn = flight.conn, flight.pgconn
-        with _dropped_if_broken(conn):
+        with self._dropped_if_broken(conn, flight.held):
             pgconn.consume_input()
             while pgconn.is_busy():
                 select.select([pgconn.socket], [], [])
@@ -1113,7 +1167,10 @@ class Store:
                     error = (res.error_message or b"").decode(errors="replace").strip()
             if pgconn.status != pq.ConnStatus.OK:
                 raise _ConnectionLost(error or "connection lost")
-        conn.close()
+        if flight.held:
+            self._held.busy = False
+        else:
+            conn.close()
         if error:
             raise StoreError(f"{what}: {error}")
         return rows
