@@ -41,7 +41,7 @@ BATCH = 4
 def test_batch_size_follows_the_match_time_and_keeps_the_season_spread() -> None:
     assert batch_size(None, 500) == 1  # unknown: one match a job
     assert batch_size(500.0, 500) == 1  # long matches: one a job
-    assert batch_size(3.0, 2000) == 84  # ~250 ms of play a full job
+    assert batch_size(3.0, 2000) == 167  # ~500 ms of play a full job
     assert batch_size(3.0, 64) == 64 // MIN_JOBS  # a short season still splits
     assert batch_size(0.001, 100_000) == MAX_BATCH
     assert batch_size(3.0, 1) == 1
@@ -176,7 +176,7 @@ def test_the_batch_size_is_measured_on_the_games_recorded_matches_or_one_played_
             record.timing["match_ms"] = [2.0, 4.0, 1000.0, 3.0, 5.0][i]
             store.record_result(spec.match_id, record, {})
         assert measured_match_ms(store, first) == 4.0
-        assert choose_batch(store, first) == batch_size(4.0, len(first)) == 60
+        assert choose_batch(store, first) == batch_size(4.0, len(first)) == 120
         assert choose_batch(store, first, setting=7) == 7
         # A seat that is not a house bot and nothing recorded of its game: one a job.
         other = SeasonSpec(

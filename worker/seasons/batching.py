@@ -12,8 +12,8 @@ Few large jobs leave the workers unevenly loaded at a season's end (the last big
 alone), so a season's jobs are TAPERED (:class:`JobLayout`): full jobs of B matches first,
 then jobs of B/2, B/4, B/8 and, last, B/16 (at least 1): the tail together is about one
 full job, and the last jobs are short, so workers that take jobs as they free up end
-within a short job of each other. A 288-match season at B = 72 is 8 jobs (56, 55, 55, 55,
-36, 18, 9, 4) where uniform jobs of 18 (16 jobs) were needed before for the same spread.
+within a short job of each other. A 288-match season at B = 144 is 6 jobs (77, 76, 72,
+36, 18, 9) where uniform jobs of 18 (16 jobs) were needed before for the same spread.
 
 The match time is the median of the game's latest recorded matches in the store
 (``timing.match_ms``); with none, and only house bots seated (in-process, cheap), the
@@ -40,13 +40,13 @@ from saloon.worker.store.store import Store
 
 log = logging.getLogger(__name__)
 
-#: A batch aims at about this much play: a job's fixed cost (~3-6 ms) is then ~2% of it.
-TARGET_JOB_MS = 250.0
+#: A batch aims at about this much play: a job's fixed cost (~3-6 ms) is then ~1% of it.
+TARGET_JOB_MS = 500.0
 #: At most this many matches a job...
-MAX_BATCH = 128
+MAX_BATCH = 256
 #: ... and at most a MIN_JOBS-th of the season's matches (so the season still splits into
-#: MIN_JOBS full jobs, plus its tapered tail).
-MIN_JOBS = 4
+#: MIN_JOBS full jobs, plus its tapered tail, about one more).
+MIN_JOBS = 2
 #: The tail's jobs, from the first to the last, carry B >> k matches for k in TAPER
 #: (at least one each).
 TAPER = (1, 2, 3, 4)
