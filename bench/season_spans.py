@@ -5,10 +5,11 @@
 Runs ``saloon.worker.queue.worker`` with wrappers on the steps of a job and appends one JSON
 line per job to OUT.jsonl: milliseconds spent in RQ before the job function (``rq start``),
 the store claim, seat set-up, the match itself, the store record, the rest of the job
-function (spec parsing, record to JSON), RQ after it (``rq finish``) and the gap since the
-previous job ended (``rq dequeue``: the worker loop, dequeue, heartbeats), and how many
-matches the job played (``matches``: a batch job plays several; each step is the sum over
-them). Not a test.
+function (spec parsing, record to JSON), ``play``: the whole of playing a match as the
+in-process floor does (set-up, the match, its result), RQ after it (``rq finish``) and
+the gap since the previous job ended (``rq dequeue``: the worker loop, dequeue,
+heartbeats), and how many matches the job played (``matches``: a batch job plays several;
+each step is the sum over them). Not a test.
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ def main() -> int:
     Store.claim_match = _span("claim", Store.claim_match)  # type: ignore[method-assign]
     Store.record_result = _span("record", Store.record_result)  # type: ignore[method-assign]
     play.build_match = _span("seats", play.build_match)
+    # The match as played in-process too (set-up, the match, its result): what the queue
+    # and the store add is the rest.
+    jobs.play_spec = _span("play", jobs.play_spec)
     Match.run = _span("match", Match.run)  # type: ignore[method-assign]
     return worker_main.main(argv)
 

@@ -16,7 +16,11 @@ is CPU-bound: Seas of Strife, 3 seats, house bots in-process. Median of --repeat
 * matches/min: matches / wall time from enqueue to the last result recorded (in-process:
   from the first match to the last);
 * overhead/match: (wall x workers / matches) - the mean match time measured inside the
-  workers (``timing.match_ms`` of the records): queue, job, store and idle time per match.
+  workers (``timing.match_ms`` of the records): everything but the match itself, per match
+  (queue, job, store, idle time, and the match's own set-up of its seats);
+* queue+store/match: (wall x workers / matches) - the mean time the workers spent playing
+  each match as the in-process floor plays it (``play_spec``: set-up, match, result; from
+  the workers' spans): what the queue and the store add to playing the matches.
 """
 
 from __future__ import annotations
@@ -190,6 +194,12 @@ def through_workers(
     return wall, statistics.mean(inner), len(results), jobs
 
 
+def _played_ms(jobs: list[dict[str, float]]) -> float:
+    """Mean ms per match the workers spent in play_spec (0.0 without spans)."""
+    matches = sum(j.get("matches", 0.0) for j in jobs)
+    return sum(j.get("play", 0.0) for j in jobs) / matches if matches else 0.0
+
+
 def main() -> int:
     """Run the benchmark and print the tables."""
     if sys.argv[1:2] == ["--floor-child"]:
@@ -226,7 +236,7 @@ def main() -> int:
             rounds = args.rounds if game == "seas-of-strife-v1" else args.seizure_rounds
             jobs = _rows(table, args, store_url, game, rounds, Path(tmp))
             steps[game] = _step_cells(jobs)
-    console = Console(width=150)
+    console = Console(width=200)
     console.print(table)
     console.print(_steps_table(steps))
     return 0
@@ -241,6 +251,8 @@ COLUMNS = (
     "match ms",
     "overhead/match ms",
     "overhead",
+    "queue+store/match ms",
+    "queue+store",
 )
 #: A short CPU-bound match (Seas of Strife ~3-10 ms) and a long one (Seizure, ~0.05-0.5 s).
 GAMES = ("seas-of-strife-v1", "seizure-v1")
@@ -251,10 +263,11 @@ STEP_ROWS = (
     ("store: claim the match", lambda j: j["claim"]),
     ("seats: set-up", lambda j: j["seats"]),
     ("match (the floor)", lambda j: j["match"]),
+    ("the match's result (besides set-up)", lambda j: j["play"] - j["match"] - j["seats"]),
     ("store: record the result", lambda j: j["record"]),
     (
-        "job: spec, record to JSON",
-        lambda j: j["job function"] - j["claim"] - j["seats"] - j["match"] - j["record"],
+        "job: specs, results prepared (JSON, zstd), the rest",
+        lambda j: j["job function"] - j["claim"] - j["play"] - j["record"],
     ),
     ("rq: finish the job", lambda j: j["rq finish"]),
 )
@@ -271,6 +284,7 @@ def _step_cells(jobs: list[dict[str, float]]) -> list[str]:
         j.setdefault("claim", 0.0)
         j.setdefault("record", 0.0)
         j.setdefault("seats", 0.0)
+        j.setdefault("play", j["match"] + j["seats"])
 
     def per(j: dict[str, float], value: float) -> float:
         return value / max(1.0, j.get("matches", 1.0))
@@ -329,6 +343,8 @@ def _rows(
         f"{floor_match:.1f}",
         "",
         "",
+        "",
+        "",
     )
     both = statistics.median(parallel)
     table.add_row(
@@ -340,12 +356,19 @@ def _rows(
         "",
         "",
         "",
+        "",
+        "",
     )
     one = statistics.median(r[0] for r in rows[1])
     for workers in (1, 2):
         wall = statistics.median(r[0] for r in rows[workers])
         inner = statistics.median(r[1] for r in rows[workers])
         over = wall * 1000 * workers / n - inner
+        # Each run's own: a run's wall against the play time of the same run.
+        added = statistics.median(
+            r[0] * 1000 * workers / r[2] - _played_ms(r[3]) for r in rows[workers]
+        )
+        played = statistics.median(_played_ms(r[3]) for r in rows[workers])
         table.add_row(
             game,
             "RQ + store",
@@ -355,6 +378,8 @@ def _rows(
             f"{inner:.1f}",
             f"{over:.1f}",
             f"{over / inner * 100:.0f}%",
+            f"{added:.2f}",
+            f"{added / played * 100:.0f}%" if played else "-",
         )
     return [job for r in rows[1] for job in r[3]]
 
