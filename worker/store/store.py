@@ -507,6 +507,18 @@ class Store:
             raise
 
     @contextmanager
+    def _one_statement(self, what: str) -> Iterator[sa.Connection]:
+        """Where a write of one statement runs: its own transaction on PostgreSQL
+        (autocommit: one round trip, not BEGIN, the statement and COMMIT), a write
+        transaction on SQLite."""
+        if not self._postgres:
+            with self._write(what) as conn:
+                yield conn
+            return
+        with self._guard(what), self.engine.connect() as conn:
+            yield conn.execution_options(isolation_level="AUTOCOMMIT")
+
+    @contextmanager
     def _write(self, what: str) -> Iterator[sa.Connection]:
         with self._guard(what), self.engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
@@ -746,10 +758,9 @@ class Store:
             values["batch"] = int(batch)
         if batch_tapered is not None:
             values["batch_tapered"] = bool(batch_tapered)
-        with self._write("set season status") as conn:
-            done = conn.execute(
-                t.seasons.update().where(t.seasons.c.season_id == season_id).values(**values)
-            ).rowcount
+        update = t.seasons.update().where(t.seasons.c.season_id == season_id).values(**values)
+        with self._one_statement("set season status") as conn:
+            done = conn.execute(update).rowcount
         if done == 0:
             raise UnknownSeason(f"no season {season_id!r}")
 
@@ -768,8 +779,9 @@ class Store:
             wanted = [MatchStatus(x).value for x in statuses]
             query = query.where(t.scheduled_matches.c.status.in_(wanted))
         with self._read("scheduled") as conn:
-            self._season_pk(conn, season_id)
             rows = conn.execute(query).all()
+            if not rows:
+                self._season_pk(conn, season_id)  # UnknownSeason, or a season with none
         return [_scheduled_row(r) for r in rows]
 
     def match_states(self, season_id: str, statuses: Iterable[MatchStatus]) -> list[MatchState]:
