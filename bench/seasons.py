@@ -10,7 +10,8 @@ queue, no store: what this machine's two cores give two CPU-bound processes, the
 of "2 workers vs 1"), then the same season through Redis with 1 worker process and with
 2, into the store (a throwaway PostgreSQL schema unless --store is given).
 Workers are started (with ``--store``, so they open it at boot, as a deployment would)
-and idle before the clock starts: their boot and warm-up are not counted. The game
+and idle before the clock starts: their boot and warm-up are not counted; the store holds
+some recorded matches of the game first, as a store in use does. The game
 is CPU-bound: Seas of Strife, 3 seats, house bots in-process. Median of --repeat runs.
 
 * matches/min: matches / wall time from enqueue to the last result recorded (in-process:
@@ -194,6 +195,18 @@ def through_workers(
     return wall, statistics.mean(inner), len(results), jobs
 
 
+def _history(store_url: str, game: str) -> None:
+    """Record a few matches of ``game`` in the store first, not timed: a store in use has
+    its game's recent match times, which a season's first start measures its batch size on
+    (a store with none plays one match at that start: once per game and store)."""
+    from saloon.worker.queue.jobs import run_batch
+    from saloon.worker.seasons.batching import HISTORY
+
+    with Store.open(store_url) as store:
+        specs = create(store, season(f"history-{uuid.uuid4().hex[:8]}", 2, game))
+        run_batch(specs[:HISTORY], store)
+
+
 def _played_ms(jobs: list[dict[str, float]]) -> float:
     """Mean ms per match the workers spent in play_spec (0.0 without spans)."""
     matches = sum(j.get("matches", 0.0) for j in jobs)
@@ -234,6 +247,7 @@ def main() -> int:
     ):
         for game in args.game or GAMES:
             rounds = args.rounds if game == "seas-of-strife-v1" else args.seizure_rounds
+            _history(store_url, game)
             jobs = _rows(table, args, store_url, game, rounds, Path(tmp))
             steps[game] = _step_cells(jobs)
     console = Console(width=200)
