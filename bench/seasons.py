@@ -54,6 +54,8 @@ from saloon.worker.store.store import Store  # noqa: E402
 
 #: The worker, with timing spans around each step of a job (bench/season_spans.py).
 WORKER = [sys.executable, str(ROOT / "bench" / "season_spans.py")]
+#: Seconds the workers idle in their loop before the clock starts.
+SETTLE_S = 1.0
 #: Steps of a job, in order, as bench/season_spans.py names them; "match" is the match.
 STEPS = ("rq dequeue", "rq start", "claim", "seats", "match", "record", "job function", "rq finish")
 PLAYERS = ("house:greedy", "house:random", "house:greedy#2", "house:random#2")
@@ -169,6 +171,9 @@ def through_workers(
             if pids <= alive:
                 break
             time.sleep(0.1)
+        # A worker's first moments in its loop (RQ's registration and upkeep, its keeper's
+        # first rounds) are start-up, not the season's: a deployment's workers are running.
+        time.sleep(SETTLE_S)
         sid = f"bench-{uuid.uuid4().hex[:8]}"
         with Store.open(store_url) as store:
             create(store, season(sid, rounds, game))
