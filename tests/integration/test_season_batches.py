@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from rq.job import Job
 
 from saloon.referee.record import without_timing
@@ -28,6 +29,7 @@ from saloon.worker.seasons.play import play_spec
 from saloon.worker.seasons.run import create, start
 from saloon.worker.seasons.schedule import SeasonSpec
 from saloon.worker.store.rows import MatchStatus
+from saloon.worker.store.schema import results
 from saloon.worker.store.store import Store
 
 from .season_fixtures import Workers, pg_url, queue_name, workers
@@ -175,6 +177,14 @@ def test_the_batch_size_is_measured_on_the_games_recorded_matches_or_one_played_
             record = play_spec(spec).record
             record.timing["match_ms"] = [2.0, 4.0, 1000.0, 3.0, 5.0][i]
             store.record_result(spec.match_id, record, {})
+        assert measured_match_ms(store, first) == 4.0
+        # Results recorded before the time was kept beside them: read from their records.
+        with store.engine.begin() as conn:
+            conn.execute(
+                sa.update(results).where(results.c.match_id != first[0].match_id),
+                {"match_ms": None},
+            )
+        assert sorted(store.recent_match_ms(first[0].game)) == [2.0, 3.0, 4.0, 5.0, 1000.0]
         assert measured_match_ms(store, first) == 4.0
         assert choose_batch(store, first) == batch_size(4.0, len(first)) == 120
         assert choose_batch(store, first, setting=7) == 7

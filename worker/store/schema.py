@@ -93,6 +93,8 @@ results = sa.Table(
     sa.Column("abort_reason", sa.Text, nullable=False),
     sa.Column("saloon_version", sa.String(40), nullable=False),
     sa.Column("finished_at", TIME, nullable=False),
+    # The match's own time (the record's timing.match_ms; NULL before it was kept here).
+    sa.Column("match_ms", sa.Float, nullable=True),
     # A game's latest results first (Store.recent_match_ms: a season's batch size).
     sa.Index("ix_results_game_finished_at", "game", "finished_at"),
 )

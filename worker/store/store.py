@@ -98,9 +98,10 @@ _RECORD_PG = sa.text(
     """
 WITH r AS (
     INSERT INTO results
-        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at)
+        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at,
+         match_ms)
     VALUES (:match_id, :game, CAST(:options AS JSON), :seed, :outcome, :abort_reason,
-            :saloon_version, :finished_at)
+            :saloon_version, :finished_at, :match_ms)
     ON CONFLICT (match_id) DO NOTHING
     RETURNING match_id
 ), seats AS (
@@ -140,12 +141,13 @@ SELECT match_id FROM r
 _RECORD_MANY_PG = b"""
 WITH r AS (
     INSERT INTO results
-        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at)
+        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at,
+         match_ms)
     SELECT x.match_id, x.game, x.options, x.seed, x.outcome, x.abort_reason,
-           x.saloon_version, x.finished_at
+           x.saloon_version, x.finished_at, x.match_ms
     FROM json_to_recordset(CAST($1 AS JSON)) AS x(
         match_id TEXT, game TEXT, options JSON, seed TEXT, outcome TEXT, abort_reason TEXT,
-        saloon_version TEXT, finished_at TIMESTAMPTZ)
+        saloon_version TEXT, finished_at TIMESTAMPTZ, match_ms DOUBLE PRECISION)
     ON CONFLICT (match_id) DO NOTHING
     RETURNING match_id
 ), seats AS (
@@ -180,7 +182,7 @@ WITH r AS (
 SELECT match_id FROM r
 """
 #: The name _RECORD_MANY_PG is prepared under, on each connection that sends it.
-_RECORD_MANY_NAME = "saloon_record_many_1"
+_RECORD_MANY_NAME = "saloon_record_many_2"
 #: PostgreSQL: claim a batch's matches (Store.claim_matches, send_claim) in ONE round trip
 #: (sent through libpq as _RECORD_MANY_PG is: $1 the ids as a JSON array, $2 the worker,
 #: $3 the time; @STATUS stands for MatchStatus.STATUS's value), autocommit:
@@ -722,22 +724,36 @@ class Store:
 
     def recent_match_ms(self, game: str, limit: int = 16) -> list[float]:
         """The match times (``timing.match_ms`` of the records) of the game's ``limit``
-        latest recorded matches, newest first (what a season's batch size is measured on)."""
-        query = (
-            sa.select(t.match_records.c.encoding, t.match_records.c.data)
-            .join(t.results, t.results.c.match_id == t.match_records.c.match_id)
-            .where(t.results.c.game == game)
-            .order_by(t.results.c.finished_at.desc())
-            .limit(limit)
-        )
+        latest recorded matches, newest first (what a season's batch size is measured on):
+        the results' own column, or, for results recorded before it was kept there, read
+        from their records."""
+        r, mr = t.results, t.match_records
+        latest = sa.select(r.c.match_id, r.c.match_ms).where(r.c.game == game)
+        latest = latest.order_by(r.c.finished_at.desc()).limit(limit)
         with self._read("recent match times") as conn:
-            blobs = conn.execute(query).all()
+            rows = conn.execute(latest).all()
+            older = [m for m, ms in rows if ms is None]
+            blobs = (
+                dict(
+                    (m, (encoding, data))
+                    for m, encoding, data in conn.execute(
+                        sa.select(mr.c.match_id, mr.c.encoding, mr.c.data).where(
+                            mr.c.match_id.in_(older)
+                        )
+                    ).all()
+                )
+                if older
+                else {}
+            )
         out = []
-        for encoding, blob in blobs:
-            loaded = decode_record(encoding, blob)
-            timing = (loaded.get("timing") if isinstance(loaded, dict) else None) or {}
-            if isinstance(timing, dict) and isinstance(timing.get("match_ms"), int | float):
-                out.append(float(timing["match_ms"]))
+        for match_id, ms in rows:
+            if ms is None and match_id in blobs:
+                loaded = decode_record(*blobs[match_id])
+                timing = (loaded.get("timing") if isinstance(loaded, dict) else None) or {}
+                if isinstance(timing, dict) and isinstance(timing.get("match_ms"), int | float):
+                    ms = float(timing["match_ms"])
+            if ms is not None:
+                out.append(float(ms))
         return out
 
     def set_season_status(
@@ -1271,6 +1287,7 @@ class Store:
             "abort_reason": abort_reason,
             "saloon_version": parsed.saloon_version,
             "finished_at": now,
+            "match_ms": _match_ms(parsed),
         }
         blob_row = {
             "match_id": match_id,
@@ -1482,6 +1499,12 @@ class Store:
         if row.dropped_bytes:
             return f"{row.text}\n[... {row.dropped_bytes} more bytes of stderr dropped]\n"
         return str(row.text)
+
+
+def _match_ms(record: MatchRecord) -> float | None:
+    """The record's own measure of its match's time (``timing.match_ms``), if any."""
+    value = record.timing.get("match_ms") if isinstance(record.timing, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _parse_record(match_id: str, record: dict[str, Any]) -> MatchRecord:

@@ -2,7 +2,8 @@
 matches, then a tail of smaller ones (saloon.worker.seasons.batching.JobLayout). Seasons
 started before keep their uniform jobs. And an index on results (game, finished_at): a
 season's first start reads the game's latest results (Store.recent_match_ms), which was a
-sort of all the game's results.
+sort of all the game's results; and results.match_ms, the match's own time (it was read
+out of every such result's compressed record).
 
 Revision ID: 0005
 Revises: 0004
@@ -23,11 +24,15 @@ def upgrade() -> None:
     """Add seasons.batch_tapered (NULL or false: uniform jobs of seasons.batch)."""
     with op.batch_alter_table("seasons") as batch:
         batch.add_column(sa.Column("batch_tapered", sa.Boolean, nullable=True))
+    with op.batch_alter_table("results") as batch:
+        batch.add_column(sa.Column("match_ms", sa.Float, nullable=True))
     op.create_index("ix_results_game_finished_at", "results", ["game", "finished_at"])
 
 
 def downgrade() -> None:
     """Drop seasons.batch_tapered and the index."""
     op.drop_index("ix_results_game_finished_at", table_name="results")
+    with op.batch_alter_table("results") as batch:
+        batch.drop_column("match_ms")
     with op.batch_alter_table("seasons") as batch:
         batch.drop_column("batch_tapered")
