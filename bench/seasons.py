@@ -5,10 +5,11 @@ overhead per match (not a test; run by hand; needs Redis and, by default, Postgr
                             [--redis URL] [--game GAME]
 
 In one run: the season's matches played in-process with no queue and no store (the
-match's own time, the floor), the same matches split between 2 processes at once (no
-queue, no store: what this machine's two cores give two CPU-bound processes, the ceiling
-of "2 workers vs 1"), then the same season through Redis with 1 worker process and with
-2, into the store (a throwaway PostgreSQL schema unless --store is given).
+match's own time, the floor), the same matches played by 2 processes at once, each taking
+the next match when it is free (no queue, no store: what this machine's two cores give two
+CPU-bound processes, the ceiling of "2 workers vs 1"), then the same season through Redis
+with 1 worker process and with 2, into the store (a throwaway PostgreSQL schema unless
+--store is given).
 Workers are started (with ``--store``, so they open it at boot, as a deployment would)
 and idle before the clock starts: their boot and warm-up are not counted; the store holds
 some recorded matches of the game first, as a store in use does. The game
@@ -27,8 +28,10 @@ is CPU-bound: Seas of Strife, 3 seats, house bots in-process. Median of --repeat
 from __future__ import annotations
 
 import argparse
+import fcntl
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -103,43 +106,59 @@ def floor_ms(game: str, rounds: int) -> tuple[float, float]:
     return time.perf_counter() - started, statistics.mean(times)
 
 
-def _floor_child(game: str, rounds: int, part: int, parts: int) -> int:
-    """A child of :func:`floor_parallel`: play every ``parts``-th match from ``part`` once
-    told to go (a line on stdin); print the wall seconds it took."""
-    specs = expand(season("floor", rounds, game))[part::parts]
+def _floor_child(game: str, rounds: int, counter: str) -> int:
+    """A child of :func:`floor_parallel`: once told to go (a line on stdin), play the
+    season's matches the shared counter hands out, one at a time, as workers take jobs."""
+    specs = expand(season("floor", rounds, game))
     play_spec(specs[0])  # imports and warms up, as the 1-process floor's first run did
+    fd = os.open(counter, os.O_RDWR)
     print("ready", flush=True)
     sys.stdin.readline()
-    started = time.perf_counter()
-    for spec in specs:
-        play_spec(spec)
-    print(json.dumps(time.perf_counter() - started), flush=True)
+    while (k := _take(fd)) < len(specs):
+        play_spec(specs[k])
+    print("done", flush=True)
     return 0
 
 
-def floor_parallel(game: str, rounds: int, parts: int = 2) -> float:
-    """Wall seconds of the season's matches split between ``parts`` processes playing at
-    once (no queue, no store), from the go to the last one done."""
-    procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, "--floor-child", game, str(rounds), str(k), str(parts)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for k in range(parts)
-    ]
+def _take(fd: int) -> int:
+    """The next match index of a counter file shared by the floor's processes."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        for p in procs:
-            assert p.stdin is not None
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        return max(float(json.loads(p.stdout.readline())) for p in procs if p.stdout)
+        k = int(os.pread(fd, 20, 0) or b"0")
+        os.pwrite(fd, b"%20d" % (k + 1), 0)
+        return k
     finally:
-        for p in procs:
-            p.wait(60)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def floor_parallel(game: str, rounds: int, parts: int = 2) -> float:
+    """Wall seconds of the season's matches played by ``parts`` processes at once, each
+    taking the next match when it is free (no queue, no store), from the go to the last
+    one done: what this machine gives two CPU-bound processes."""
+    with tempfile.NamedTemporaryFile(prefix="saloon-floor-") as counter:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--floor-child", game, str(rounds), counter.name],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(parts)
+        ]
+        try:
+            for p in procs:
+                assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+            started = time.perf_counter()
+            for p in procs:
+                assert p.stdin is not None
+                p.stdin.write("go\n")
+                p.stdin.flush()
+            for p in procs:
+                assert p.stdout is not None and p.stdout.readline().strip() == "done"
+            return time.perf_counter() - started
+        finally:
+            for p in procs:
+                p.wait(60)
 
 
 def through_workers(
@@ -226,8 +245,8 @@ def _played_ms(jobs: list[dict[str, float]]) -> float:
 def main() -> int:
     """Run the benchmark and print the tables."""
     if sys.argv[1:2] == ["--floor-child"]:
-        game, rounds, part, parts = sys.argv[2:6]
-        return _floor_child(game, int(rounds), int(part), int(parts))
+        game, rounds, counter = sys.argv[2:5]
+        return _floor_child(game, int(rounds), counter)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--rounds", type=int, default=24, help="Seas of Strife rounds (12 matches each)"
