@@ -278,7 +278,7 @@ def test_workers_on_two_hosts_one_killed_mid_match(
     # Worker b did it: it re-enqueued the abandoned match and removed a's containers.
     logs = started.logs([survivor])
     assert f"re-enqueued abandoned match {killed_match}" in logs, logs
-    assert "dead workers' container(s)" in logs, logs
+    assert "bot process(es) or container(s) of dead workers" in logs, logs
     client.close()
     t_end = time.monotonic()
     say(

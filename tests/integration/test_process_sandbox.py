@@ -305,8 +305,18 @@ def test_a_root_referee_whose_tmpdir_and_tmp_are_closed_fails_in_one_line() -> N
     # mode 0700, and TMPDIR a folder of mode 0700 in it. No folder a bot's uid could enter:
     # `saloon play` with a path bot says so in one line naming the TMPDIR.
     closed = "/tmp/closed-tmp"
+    # A checkout under /tmp (a CI clone) would vanish under the tmpfs: it is held on a
+    # private tmpfs at /mnt first and bound back at its path.
+    root = str(Path(__file__).resolve().parents[2])
+    keep = ""
+    if root == "/tmp" or root.startswith("/tmp/"):
+        keep = (
+            "mount -t tmpfs saloon-keep /mnt && mkdir /mnt/keep && "
+            f"mount --bind {root} /mnt/keep && "
+        )
+    back = f"mkdir -p {root} && mount --bind /mnt/keep {root} && " if keep else ""
     setup = (
-        "mount -t tmpfs -o mode=0700,size=4m saloon-test /tmp && "
+        f"{keep}mount -t tmpfs -o mode=0700,size=4m saloon-test /tmp && {back}"
         f'mkdir -m 0700 {closed} && TMPDIR={closed} exec "$0" "$@"'
     )
     in_namespace = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", setup]
