@@ -85,7 +85,7 @@ results = sa.Table(
     "results",
     metadata,
     sa.Column("match_id", ID, primary_key=True),
-    sa.Column("game", ID, nullable=False, index=True),
+    sa.Column("game", ID, nullable=False),
     sa.Column("options", sa.JSON, nullable=False),
     # Text: a user's seed for a local match may not fit a 64-bit integer column.
     sa.Column("seed", sa.String(40), nullable=False),
@@ -95,7 +95,8 @@ results = sa.Table(
     sa.Column("finished_at", TIME, nullable=False),
     # The match's own time (the record's timing.match_ms; NULL before it was kept here).
     sa.Column("match_ms", sa.Float, nullable=True),
-    # A game's latest results first (Store.recent_match_ms: a season's batch size).
+    # A game's results, its latest first (Store.recent_match_ms: a season's batch size);
+    # it serves every look-up by game too (the index on game alone it replaced did).
     sa.Index("ix_results_game_finished_at", "game", "finished_at"),
 )
 
