@@ -125,28 +125,33 @@ ensure_debootstrap() {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 }
 
-# The bot base image (python3 + the SDK runtime), built offline when missing.
-ensure_base_image() {
-  docker_answers || return 0
-  local tag
-  tag="$(.venv/bin/python -m saloon.worker.sandbox.images --base-tag)"
+# build_offline WHAT TAG SCRIPT [ARGS...]: unless the engine has image TAG, build it
+# offline with `bash SCRIPT TAG ARGS...` (debootstrap installed first).
+build_offline() {
+  local what=$1 tag=$2 script=$3
+  shift 3
   if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
   ensure_debootstrap
-  log "building the bot base image $tag offline (debootstrap, ~1 min)"
-  bash deploy/bot-image/build-offline.sh "$tag"
+  log "building $what $tag offline"
+  bash "$script" "$tag" "$@"
 }
 
-# The platform image (saloon serve / worker), built offline when missing, on the bot base
-# image's rootfs; its tag is a hash of what goes into it (deploy/platform-image/). The
+# The bot base image (python3 + the SDK runtime; debootstrap, ~1 min), built offline when
+# missing.
+ensure_base_image() {
+  docker_answers || return 0
+  build_offline "the bot base image" \
+    "$(.venv/bin/python -m saloon.worker.sandbox.images --base-tag)" \
+    deploy/bot-image/build-offline.sh
+}
+
+# The platform image (saloon serve / worker; ~30 s), built offline when missing, on the bot
+# base image's rootfs; its tag is a hash of what goes into it (deploy/platform-image/). The
 # rehearsal test (tests/integration/test_multi_host.py) runs its workers from it.
 ensure_platform_image() {
   docker_answers || return 0
-  local tag
-  tag="$(bash deploy/platform-image/source-hash.sh --tag)"
-  if docker image inspect "$tag" >/dev/null 2>&1; then return; fi
-  ensure_debootstrap
-  log "building the platform image $tag offline (~30 s)"
-  bash deploy/platform-image/build-offline.sh "$tag" >/dev/null
+  build_offline "the platform image" "$(bash deploy/platform-image/source-hash.sh --tag)" \
+    deploy/platform-image/build-offline.sh >/dev/null
 }
 
 demo() {

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -69,18 +69,15 @@ def test_a_second_server_on_a_port_in_use_fails_with_address_in_use(tmp_path: Pa
         first.server.stop(0)
 
 
-def test_a_server_with_a_follower_connected_stops_without_waiting_its_grace(
-    tmp_path: Path,
-) -> None:
-    arena = start_arena(str(tmp_path / "arena.db"))
-    _season(arena.store_url, "followed")
-    client = arena.client("alice")
+def stops_at_once_with_a_follower(arena: Arena, watch: Callable[[], Iterable[object]]) -> None:
+    """Stop ``arena``'s server (a long grace) while a client follows ``watch()``: the stop
+    must not wait out the grace, and the follower's stream ends UNAVAILABLE."""
     seen = threading.Event()
     ended: list[BaseException | None] = []
 
     def follow() -> None:
         try:
-            for _ in client.watch_season("followed"):
+            for _ in watch():
                 seen.set()
             ended.append(None)
         except BaseException as exc:  # the stream ends with the server
@@ -94,10 +91,19 @@ def test_a_server_with_a_follower_connected_stops_without_waiting_its_grace(
     arena.server.stop(grace)
     took = time.monotonic() - started
     thread.join(WAIT_S)
-    client.close()
     # The stream held the stop for the whole grace before: it must end at once now.
     assert took < grace / 3, f"stop took {took:.1f} s with a follower connected"
     assert ended and ended[0] is not None and "UNAVAILABLE" in str(ended[0])
+
+
+def test_a_server_with_a_follower_connected_stops_without_waiting_its_grace(
+    tmp_path: Path,
+) -> None:
+    arena = start_arena(str(tmp_path / "arena.db"))
+    _season(arena.store_url, "followed")
+    client = arena.client("alice")
+    stops_at_once_with_a_follower(arena, lambda: client.watch_season("followed"))
+    client.close()
 
 
 def test_ladder_status_follow_says_the_server_went_away_and_reconnects(
@@ -172,29 +178,9 @@ def test_a_server_with_a_ladder_follower_connected_stops_without_waiting_its_gra
     arena = start_arena(str(tmp_path / "arena.db"), redis_url, queue_name=queue_name)
     _ladder(arena, "watched")
     client = arena.client("alice")
-    seen = threading.Event()
-    ended: list[BaseException | None] = []
-
-    def follow() -> None:
-        try:
-            for _ in client.watch_ladder("watched"):
-                seen.set()
-            ended.append(None)
-        except BaseException as exc:  # the stream ends with the server
-            ended.append(exc)
-
-    thread = threading.Thread(target=follow, daemon=True)
-    thread.start()
-    assert seen.wait(WAIT_S)
-    grace = 30.0
-    started = time.monotonic()
-    arena.server.stop(grace)
-    took = time.monotonic() - started
-    thread.join(WAIT_S)
-    client.close()
     # WatchLadder held the stop for the whole grace: it must end at once, like WatchSeason.
-    assert took < grace / 3, f"stop took {took:.1f} s with a ladder follower connected"
-    assert ended and ended[0] is not None and "UNAVAILABLE" in str(ended[0])
+    stops_at_once_with_a_follower(arena, lambda: client.watch_ladder("watched"))
+    client.close()
 
 
 def test_continuous_status_follow_says_the_server_went_away_and_reconnects(
