@@ -197,9 +197,13 @@ class ArenaClient:
         """Close the channel."""
         self.channel.close()
 
-    def _call(self, method: Any, request: Any) -> Any:
+    def _call(self, method: Any, request: Any, *, follow: bool = False) -> Any:
+        """``method(request)`` with the user's token; ``follow``: a stream that lasts as
+        long as what it follows (a season, a ladder), with no deadline (``timeout_s`` would
+        end a follow of a long season with DEADLINE_EXCEEDED)."""
+        timeout = None if follow else self.timeout_s
         try:
-            return method(request, metadata=self._metadata, timeout=self.timeout_s)
+            return method(request, metadata=self._metadata, timeout=timeout)
         except self.grpc.RpcError as exc:
             raise _error(exc) from None
 
@@ -267,8 +271,9 @@ class ArenaClient:
         return self._call(self.stub.CancelSeason, self.pb.SeasonRef(season_id=season_id))
 
     def watch_season(self, season_id: str) -> Iterator[Any]:
-        """SeasonInfo now and at each change, until the season has finished."""
-        stream = self._call(self.stub.WatchSeason, self.pb.SeasonRef(season_id=season_id))
+        """SeasonInfo now and at each change, until the season has finished (no deadline)."""
+        request = self.pb.SeasonRef(season_id=season_id)
+        stream = self._call(self.stub.WatchSeason, request, follow=True)
         try:
             yield from stream
         except self.grpc.RpcError as exc:
@@ -322,8 +327,10 @@ class ArenaClient:
         return self._call(self.stub.GetLadder, self.pb.LadderRef(ladder_id=ladder_id))
 
     def watch_ladder(self, ladder_id: str) -> Iterator[Any]:
-        """LadderInfo now and at each change, until the ladder has stopped and settled."""
-        stream = self._call(self.stub.WatchLadder, self.pb.LadderRef(ladder_id=ladder_id))
+        """LadderInfo now and at each change, until the ladder has stopped and settled (no
+        deadline)."""
+        request = self.pb.LadderRef(ladder_id=ladder_id)
+        stream = self._call(self.stub.WatchLadder, request, follow=True)
         try:
             yield from stream
         except self.grpc.RpcError as exc:

@@ -69,9 +69,12 @@ def test_a_second_server_on_a_port_in_use_fails_with_address_in_use(tmp_path: Pa
         first.server.stop(0)
 
 
-def stops_at_once_with_a_follower(arena: Arena, watch: Callable[[], Iterable[object]]) -> None:
-    """Stop ``arena``'s server (a long grace) while a client follows ``watch()``: the stop
-    must not wait out the grace, and the follower's stream ends UNAVAILABLE."""
+def stops_at_once_with_a_follower(
+    arena: Arena, watch: Callable[[], Iterable[object]], hold_s: float = 0.0
+) -> None:
+    """Stop ``arena``'s server (a long grace) while a client follows ``watch()`` (for
+    ``hold_s`` first, the stream still open then): the stop must not wait out the grace,
+    and the follower's stream ends UNAVAILABLE."""
     seen = threading.Event()
     ended: list[BaseException | None] = []
 
@@ -86,6 +89,8 @@ def stops_at_once_with_a_follower(arena: Arena, watch: Callable[[], Iterable[obj
     thread = threading.Thread(target=follow, daemon=True)
     thread.start()
     assert seen.wait(WAIT_S)
+    time.sleep(hold_s)
+    assert not ended, f"the follow ended by itself: {ended}"
     grace = 30.0
     started = time.monotonic()
     arena.server.stop(grace)
@@ -170,6 +175,15 @@ def _until(done: Callable[[], bool], what: str) -> None:
     while not done():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+def test_a_follow_outlasts_the_clients_deadline_for_calls(tmp_path: Path) -> None:
+    arena = start_arena(str(tmp_path / "arena.db"))
+    _season(arena.store_url, "long")
+    # A call's deadline is a second; following a season that runs longer is not a call.
+    client = ArenaClient(arena.address, arena.tokens["alice"], timeout_s=1.0)
+    stops_at_once_with_a_follower(arena, lambda: client.watch_season("long"), hold_s=2.5)
+    client.close()
 
 
 def test_a_server_with_a_ladder_follower_connected_stops_without_waiting_its_grace(
