@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from saloon.arena.failures import RepeatedFailure
 from saloon.arena.ladder import check_house_bots
 from saloon.arena.matchmaker import Entry, Settings, choose_batch
 from saloon.arena.registry import LadderRow, Registry
@@ -310,14 +311,24 @@ def tick(registry: Registry, queue: SeasonQueue | None, ladder_id: str, store_ur
     return season.season_id
 
 
+#: Each ladder's failing ticks, logged once in full and then now and then (drive()).
+_failures: dict[str, RepeatedFailure] = {}
+
+
 def drive(registry: Registry, queue: SeasonQueue | None, store_url: str) -> dict[str, str]:
     """One tick of every running ladder (the server calls it every LADDER_TICK_S)."""
     done = {}
     for row in registry.continuous_ladders(active_only=True):
+        failures = _failures.get(row.ladder_id)
+        if failures is None:
+            failures = _failures[row.ladder_id] = RepeatedFailure(
+                log, f"ladder {row.ladder_id}: its tick"
+            )
         try:
             done[row.ladder_id] = tick(registry, queue, row.ladder_id, store_url)
+            failures.succeeded()
         except Exception:  # one broken ladder must not stop the others
-            log.exception("ladder %s: tick failed", row.ladder_id)
+            failures.failed()
             done[row.ladder_id] = "error"
     return done
 

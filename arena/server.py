@@ -23,6 +23,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.arena.continuous import drive
 from saloon.arena.errors import AddressInUse
+from saloon.arena.failures import RepeatedFailure
 from saloon.arena.interceptors import ArenaInterceptor
 from saloon.arena.ladder import rearm_schedules
 from saloon.arena.registry import Registry
@@ -198,17 +199,21 @@ class ArenaServer:
         queue = self.service.config.queue
         assert queue is not None
         rearmed: float | None = None
+        rearming = RepeatedFailure(log, "re-arming schedules")
+        requeueing = RepeatedFailure(log, "re-enqueueing lost matches")
         while True:
             if rearmed is None or time.monotonic() - rearmed >= SCHEDULE_CHECK_S:
                 rearmed = time.monotonic()
                 try:
                     rearm_schedules(self.service.registry, queue, self.options.store_url)
+                    rearming.succeeded()
                 except Exception:  # Redis or the store away: try again next time
-                    log.exception("re-arming schedules failed")
+                    rearming.failed()
             try:
                 requeue_lost(self.store, queue, self.options.store_url)
+                requeueing.succeeded()
             except Exception:  # Redis or the store away: try again next time
-                log.exception("re-enqueueing lost matches failed")
+                requeueing.failed()
             if self._stopped.wait(REQUEUE_CHECK_S):
                 return
 
@@ -216,11 +221,13 @@ class ArenaServer:
         """Keep every running continuous ladder's queue topped up (saloon.arena.continuous)."""
         queue = self.service.config.queue
         assert queue is not None
+        driving = RepeatedFailure(log, "driving continuous ladders")
         while not self._stopped.wait(LADDER_TICK_S):
             try:
                 drive(self.service.registry, queue, self.options.store_url)
+                driving.succeeded()
             except Exception:  # the store or Redis away: try again at the next tick
-                log.exception("driving continuous ladders failed")
+                driving.failed()
 
     def _close_early(self) -> None:
         """Release what __init__ opened before it failed (no thread runs yet)."""
