@@ -45,7 +45,7 @@ class MatchLimits:
         try:
             return _match_limits(tuple(raw.items()))
         except TypeError:  # a value that cannot be a cache key: parsed (and refused) anew
-            return cls(**{k: int(v) for k, v in raw.items()})
+            return _match_limits.__wrapped__(tuple(raw.items()))
 
 
 DEFAULT_LIMITS = MatchLimits()

@@ -77,7 +77,7 @@ def scheduled_specs(store: Store, season_id: str) -> list[tuple[MatchSpec, Match
     """The season's match specs in schedule order, each with its status in the store."""
     if store.season(season_id) is None:
         raise UnknownSeason(f"no season {season_id!r} in the store")
-    return [(MatchSpec.from_json(r.spec), r.status) for r in store.scheduled(season_id)]
+    return _specs(store, season_id)
 
 
 def start(
@@ -92,12 +92,8 @@ def start(
     (:func:`requeue_lost`), and its jobs' layout: ``batch`` matches a full job, else
     measured, the tail tapered (saloon.worker.seasons.batching), fixed at the season's
     first start."""
-    row = store.season(season_id)  # read once: a worker plays the first job meanwhile
-    if row is None:
-        raise UnknownSeason(f"no season {season_id!r} in the store")
-    if row.status is SeasonStatus.CANCELLED:
-        raise SeasonError(f"season {season_id} was cancelled")
-    rows = [(MatchSpec.from_json(r.spec), r.status) for r in store.scheduled(season_id)]
+    row = _runnable_season(store, season_id)  # read once: it is on the way to the first job
+    rows = _specs(store, season_id)
     layout = JobLayout(row.batch, len(rows), row.batch_tapered)
     if row.queue is None:  # its first start on a queue: the layout is decided now
         layout = JobLayout(choose_batch(store, [s for s, _ in rows], batch), len(rows), True)
@@ -180,10 +176,20 @@ def _recorded(store: Store, match_id: str) -> bool:
     return row is not None and row.status is MatchStatus.DONE
 
 
-def _refuse_cancelled(store: Store, season_id: str) -> None:
+def _runnable_season(store: Store, season_id: str) -> SeasonRow:
+    """The season, read once; UnknownSeason, or SeasonError when it was cancelled."""
     row = store.season(season_id)
-    if row is not None and row.status is SeasonStatus.CANCELLED:
+    if row is None:
+        raise UnknownSeason(f"no season {season_id!r} in the store")
+    if row.status is SeasonStatus.CANCELLED:
         raise SeasonError(f"season {season_id} was cancelled")
+    return row
+
+
+def _specs(store: Store, season_id: str) -> list[tuple[MatchSpec, MatchStatus]]:
+    """The season's match specs in schedule order, each with its status (the season known
+    to exist)."""
+    return [(MatchSpec.from_json(r.spec), r.status) for r in store.scheduled(season_id)]
 
 
 def run_here(
@@ -196,8 +202,8 @@ def run_here(
     The in-process queue: the same job as an RQ worker runs (saloon.worker.queue.jobs.run_match),
     so the same seed gives the same records. Returns how many matches were recorded.
     """
-    rows = scheduled_specs(store, season_id)
-    _refuse_cancelled(store, season_id)
+    _runnable_season(store, season_id)
+    rows = _specs(store, season_id)
     store.set_season_status(season_id, SeasonStatus.RUNNING)
     recorded = 0
     try:
