@@ -157,7 +157,7 @@ def register(
     ev = sub.add_parser(
         "eval",
         help="measure a bot: N seeded matches against opponents, seats rotated, on every core",
-        epilog="Prints the win rate (two seats) or mean placing with a 95%% interval and a "
+        epilog="Prints the win rate (two seats) or mean placing with a 95% interval and a "
         "one-sided p-value against 'no better than the opponents' (docs/bot-guide.md). "
         "Exit status 3 when the bot crashed or was played out in some match.",
     )
@@ -285,11 +285,14 @@ def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         print_match(record, out)
     out.flush()
     # After the log, so a bot's traceback is the last thing on the screen, not scrolled away.
+    # Each section starts with an empty line: its header is on a line of its own however
+    # the two streams end up joined (a terminal, ``2>&1``, a tool that strips stdout's
+    # last newline before it appends stderr).
     for info, seat in zip(record.seats, seats, strict=True):
         if diag := unmarked(seat.diagnostics()).rstrip():
             lines = diag.splitlines()[-40:]
             sys.stderr.write(
-                f"--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines "
+                f"\n--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines "
                 "([decision N]: what it printed at log entry N) ---\n" + "\n".join(lines) + "\n"
             )
     for line in problems:  # and again below the tracebacks, for a long log
@@ -476,7 +479,10 @@ def _show_as_seat(step: Step, seat: int, out: TextIO, raw: bool) -> None:
             out.write(f"{'':7}{key}: {text}\n")
         legal = [step.before.action_to_string(a) for a in step.before.legal_actions()]
         out.write(f"{'':7}legal: {' | '.join(legal)}\n")
-    out.write(f"{'':5}  you {entry.kind}: {step.label}\n")
+    # A forced move (one legal action) was played without asking the bot, a fallback one
+    # by house:random: the seat's view says so, as the full log does.
+    marks = " (only move)" if entry.auto else " (house:random)" if entry.fallback else ""
+    out.write(f"{'':5}  you {entry.kind}: {step.label}{marks}\n")
 
 
 def _show_printed(when: str, lines: Sequence[str], out: TextIO) -> None:

@@ -315,3 +315,62 @@ def test_a_match_of_house_bots_does_not_import_grpc() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["0", "False"], out.stderr
+
+
+def test_play_stderr_header_is_not_on_the_result_tables_last_line(tmp_path: Path) -> None:
+    """Issue 30: ``... 8     2--- seat 0 (v1/bot.py) stderr, last 8 lines``. The stderr
+    section starts on a line of its own however stdout and stderr are joined: merged by
+    the shell, or stdout's last newline stripped before stderr is appended."""
+    bot = tmp_path / "talk.py"
+    bot.write_text(
+        "import sys\ndef act(decision):\n    print('hm', file=sys.stderr)\n"
+        "    return decision.legal[0]\n"
+    )
+    seats = ["--seat", str(bot), "--seat", "house:greedy"]
+    apart = run("play", "western-showdown-v1", *seats, "--seed", "3")
+    assert apart.returncode == 0, apart.stderr
+    header = f"--- seat 0 ({bot}) stderr, last "
+    for joined in (apart.stdout + apart.stderr, apart.stdout.rstrip("\n") + apart.stderr):
+        lines = joined.splitlines()
+        at = next(i for i, line in enumerate(lines) if header in line)
+        assert lines[at].startswith(header), lines[at]
+        above = [line for line in lines[:at] if line.strip()][-1]
+        assert above.split()[:2] == ["1", "house:greedy"]  # the table's last row, whole
+    merged = subprocess.run(
+        [*SALOON, "play", "western-showdown-v1", *seats, "--seed", "3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
+    assert any(line.startswith(header) for line in merged.stdout.splitlines())
+
+
+def test_replay_as_seat_tags_forced_moves_only_move(tmp_path: Path) -> None:
+    """Issue 30: the seat's view showed a forced move (played without asking the bot) as
+    the bot's own choice; it is tagged "(only move)" as in the full log."""
+    path = tmp_path / "m.json"
+    seats = ["--seat", "house:greedy", "--seat", "house:random"]
+    assert run("play", "seizure-v1", *seats, "--seed", "4", "--out", str(path)).returncode == 0
+    record = json.loads(path.read_text())
+    forced = [i for i, e in enumerate(record["log"]) if e.get("seat") == 0 and e.get("auto")]
+    asked = [i for i, e in enumerate(record["log"]) if e.get("seat") == 0 and not e.get("auto")]
+    assert forced and asked
+    view = run("replay", str(path), "--as-seat", "0").stdout.splitlines()
+    chose = {
+        int(view[i].split()[0]): view[j]
+        for i in range(len(view))
+        if view[i].endswith("you see:")
+        for j in [next(k for k in range(i + 1, len(view)) if view[k].startswith("       you "))]
+    }
+    assert all(chose[i].endswith(" (only move)") for i in forced)
+    assert not any(chose[i].endswith(" (only move)") for i in asked)
+
+
+def test_eval_help_prints_95_percent_not_95_percent_percent() -> None:
+    """Issue 30: ``saloon eval --help`` printed "95%%" (argparse does not format an
+    epilog without %(prog)s)."""
+    out = run("eval", "--help")
+    assert out.returncode == 0
+    text = " ".join(out.stdout.split())
+    assert "with a 95% interval" in text and "%%" not in text
