@@ -76,7 +76,12 @@ class ForbiddenEntry(PackageError):
 
 
 class MissingEntryPoint(PackageError):
-    """The package has no ``bot.py`` at its top."""
+    """The package's language and entry cannot be told: no entry file (``bot.py``, or
+    another language's), several and no ``saloon.toml``, or a bad ``saloon.toml``."""
+
+
+class UnsupportedLanguage(PackageError):
+    """A package in a language this sandbox has no runtime for."""
 
 
 class SandboxError(WorkerError):

@@ -55,7 +55,8 @@ from saloon.referee.errors import BotSpecError
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
 from saloon.referee.remote import BotConnection
 from saloon.referee.seats import Seat
-from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError
+from saloon.sdk.languages import SPECS, Language
+from saloon.worker.errors import DockerUnavailable, SandboxError, UnsupportedLanguage, WorkerError
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.sandbox.docker_seat import DockerSeat
 from saloon.worker.sandbox.images import BOT_ROOT, LABEL, base_tag, ensure_bot_image
@@ -182,6 +183,10 @@ class DockerSandbox(Sandbox):
     ) -> Seat:
         """A seat on the bot package at ``bot_path``: validated, its image built if new."""
         package = load_package(bot_path)
+        if package.language is not Language.PYTHON:
+            raise UnsupportedLanguage(
+                f"{bot_path}: a {SPECS[package.language].label} bot; this sandbox runs Python bots"
+            )
         tag = self.image(package)
         seat = DockerSeat(self, package, tag, bot_id, limits)
         seat.bot_version = bot_version or package.version

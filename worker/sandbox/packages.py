@@ -1,10 +1,12 @@
 """Bot packages: a bot file, a folder, or a .tar.gz/.zip of one, validated before anything runs.
 
-A package holds the entry file (``bot.py`` at its top, or one ``.py`` file on its own) and
-optional pure-Python modules and data files. :func:`load_package` reads it completely into
-memory and refuses it, with a specific :class:`~saloon.worker.errors.PackageError`, when it
-is too large, holds too many files, names a path that is absolute or climbs out with
-``..``, holds a symlink, a hard link, a device, a fifo or a socket, or has no entry point.
+A package holds its entry file (``bot.py`` at its top, or one ``.py`` file on its own; in
+another language the entry its ``saloon.toml`` names or its conventional one, see
+:mod:`saloon.sdk.languages`) and its other source and data files. :func:`load_package`
+reads it completely into memory and refuses it, with a specific
+:class:`~saloon.worker.errors.PackageError`, when it is too large, holds too many files,
+names a path that is absolute or climbs out with ``..``, holds a symlink, a hard link, a
+device, a fifo or a socket, or has no entry point (or an unclear language).
 Nothing is written anywhere before a package is accepted.
 
 Hidden entries (a part starting with ``.``) and ``__pycache__`` folders are not part of a
@@ -26,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from saloon.sdk.languages import MANIFEST, SPECS, Language, ManifestError, detect
 from saloon.sdk.loader import content_version, is_skipped
 from saloon.worker.errors import (
     ForbiddenEntry,
@@ -61,6 +64,8 @@ class BotPackage:
     entry: str
     #: True for a folder package (served as the folder), False for a single bot file.
     is_folder: bool
+    #: The language the package is written in (its ``saloon.toml``, or its entry file).
+    language: Language = Language.PYTHON
 
     @property
     def version(self) -> str:
@@ -283,7 +288,7 @@ def _collect(entries: Iterator[tuple[str, bytes]], where: Path) -> dict[str, byt
 
 def _top_folder(files: dict[str, bytes]) -> dict[str, bytes]:
     """Files of a package whose files all sit in one top folder, read as that folder."""
-    if ENTRY_FILE in files or not files:
+    if not files or MANIFEST in files or any(spec.entry in files for spec in SPECS.values()):
         return files
     tops = {name.split("/", 1)[0] for name in files}
     if len(tops) == 1 and all("/" in name for name in files):
@@ -300,11 +305,12 @@ def _package(files: dict[str, bytes], where: Path, single: str | None) -> BotPac
             if str(parent) in names:
                 raise PackageFormatError(f"{where}: {parent} is both a file and a folder")
             parent = parent.parent
-    entry = single or ENTRY_FILE
-    if entry not in files:
-        raise MissingEntryPoint(f"{where}: no {ENTRY_FILE} at the top of the package")
+    try:
+        manifest = detect(files, str(where), single)
+    except ManifestError as exc:
+        raise MissingEntryPoint(str(exc)) from None
     ordered = sorted(files.items(), key=lambda item: item[0].split("/"))
-    return BotPackage(tuple(ordered), entry, is_folder=single is None)
+    return BotPackage(tuple(ordered), manifest.entry, single is None, manifest.language)
 
 
 def archive_bytes(package: BotPackage, prefix: str = "") -> bytes:
