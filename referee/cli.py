@@ -388,17 +388,18 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     ):
         seat.close()
     bar = evaluate.ProgressBar(len(matches))
+    jobs = min(args.jobs or evaluate.default_jobs(), len(matches))
     outcomes = evaluate.play_all(
         args.game,
         matches,
         dict(args.option),
-        jobs=args.jobs or evaluate.default_jobs(),
+        jobs=jobs,
         sandbox=args.sandbox,
         kinds=args.seat_kinds,
         done=bar,
     )
     summary = evaluate.summarize(
-        args.bot, args.game, opponents, seats, args.seed, args.duplicate, outcomes
+        args.bot, args.game, opponents, seats, args.seed, args.duplicate, outcomes, jobs
     )
     if args.json:
         out.write(json.dumps(summary.to_json(), indent=1) + "\n")

@@ -20,6 +20,11 @@ What is reported, per match from the bot's seat:
   deals the matches of one deal are not independent; the test then treats them as if
   they were (a conservative reading would count deals instead).
 
+and, for reading those figures: the bot's faults by kind, the decisions it was asked and
+those its own time cap cut short (as its SDK search notes them: saloon.sdk.search.
+CappedNote), what it wrote to stderr and the notes it made, and a warning when a capped
+or timed-out decision made the figures depend on the machine's load.
+
 Seeds: match ``i`` is played with ``derive_seed(seed, "eval:i")`` (duplicate: the deal's
 ``"eval-deal:d"``), so the same command gives the same matches.
 """
@@ -39,8 +44,12 @@ from saloon.games import get_game
 from saloon.referee.errors import RefereeError
 from saloon.referee.faults import FaultKind
 from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits
-from saloon.referee.record import MatchRecord, Outcome
+from saloon.referee.record import MatchRecord, Outcome, stderr_blocks
 from saloon.referee.seeds import derive_seed
+from saloon.sdk.search import parse_capped_note
+
+#: How the SDK runtime writes a bot's notes on its stderr (saloon.sdk.runtime).
+NOTE_PREFIX = "note: "
 
 #: The normal quantile of a two-sided 95% interval.
 Z95 = 1.959963984540054
@@ -74,6 +83,22 @@ class MatchOutcome:
     opponents_failed: bool
     #: The bot's first crash or fault in this match, one line ("" when none).
     problem: str = ""
+    #: Decisions the bot was asked (its seat's log entries, forced and house:random's
+    #: moves left out).
+    decisions: int = 0
+    #: The bot's faults in this match, by kind (``{"TIMEOUT": 2}``).
+    faults: dict[str, int] = field(default_factory=dict)
+    #: The bot's decisions its own time cap cut short, as its SDK search noted them
+    #: (saloon.sdk.search.CappedNote: a SearchBot notes each one); load-dependent.
+    capped: int = 0
+    #: The first such note ("" when none).
+    capped_note: str = ""
+    #: Lines the bot wrote to stderr (its notes left out), and the notes it made (a path
+    #: bot's ``note:`` lines on stderr, an in-process bot's in the record).
+    stderr_lines: int = 0
+    notes: int = 0
+    #: The first line it wrote to stderr, notes left out ("[decision N] text"; "" when none).
+    first_stderr: str = ""
 
 
 @dataclass
@@ -112,6 +137,26 @@ class Summary:
     failed: int = 0
     #: Matches where an opponent crashed or was played out (its moves were house:random's).
     opponents_failed: int = 0
+    #: The bot's faults over every match, by kind (TIMEOUT, INVALID, CRASH).
+    faults: dict[str, int] = field(default_factory=dict)
+    #: Decisions the bot was asked, those its own time cap cut short (as its SDK search
+    #: noted them), and the matches with at least one such decision.
+    decisions: int = 0
+    capped: int = 0
+    capped_matches: int = 0
+    #: What the bot wrote to stderr (notes left out): lines, and matches it wrote in; and
+    #: the notes it made.
+    stderr_lines: int = 0
+    stderr_matches: int = 0
+    notes: int = 0
+    #: Matches played at once (``--jobs``); the load they put on the machine is what a
+    #: time-capped or timed-out decision depends on.
+    jobs: int = 1
+    #: True when some decision of the bot was cut short by its own time cap or timed
+    #: out: how it played then depended on the machine's speed and load, so the figures
+    #: above may differ on a rerun (``warnings`` says what).
+    load_dependent: bool = False
+    warnings: list[str] = field(default_factory=list)
     outcomes: list[MatchOutcome] = field(default_factory=list)
 
     def to_json(self, with_matches: bool = True) -> dict[str, Any]:
@@ -143,9 +188,29 @@ def schedule(
     return out
 
 
-def outcome_of(match: EvalMatch, record: MatchRecord) -> MatchOutcome:
-    """The bot's result in one played match."""
+def outcome_of(match: EvalMatch, record: MatchRecord, stderr: str = "") -> MatchOutcome:
+    """The bot's result in one played match; ``stderr``: what the bot's seat wrote (its
+    ``diagnostics()``, marked by decision), for the stderr and capped-decision counts."""
     seat = match.seat
+    faults: dict[str, int] = {}
+    for fault in record.faults:
+        if fault.seat == seat:
+            faults[fault.kind.value] = faults.get(fault.kind.value, 0) + 1
+    notes = [n.text for n in record.notes if n.seat == seat]
+    lines = 0
+    first = ""
+    for block in stderr_blocks(seat, stderr):
+        where = (
+            f"[decision {block.decision}] " if block.decision is not None else f"[{block.when}] "
+        )
+        for line in block.lines:
+            if line.startswith(NOTE_PREFIX):
+                notes.append(line[len(NOTE_PREFIX) :])
+                continue
+            lines += 1
+            if not first and line.strip():
+                first = where + line.strip()
+    capped = [text for text in notes if parse_capped_note(text) is not None]
     others = [s for s in range(len(match.bots)) if s != seat]
     failed_seats = set(record.played_out) | {
         f.seat for f in record.faults if f.kind is FaultKind.CRASH
@@ -171,6 +236,13 @@ def outcome_of(match: EvalMatch, record: MatchRecord) -> MatchOutcome:
             ),
             "",
         ),
+        decisions=sum(1 for e in record.log if e.seat == seat and not e.auto and not e.fallback),
+        faults=faults,
+        capped=len(capped),
+        capped_note=capped[0] if capped else "",
+        stderr_lines=lines,
+        notes=len(notes),
+        first_stderr=first[:300],
     )
 
 
@@ -182,8 +254,10 @@ def summarize(
     seed: int,
     duplicate: bool,
     outcomes: Sequence[MatchOutcome],
+    jobs: int = 1,
 ) -> Summary:
-    """The figures of an evaluation from its matches' outcomes."""
+    """The figures of an evaluation from its matches' outcomes (``jobs``: matches played
+    at once, for the load warning)."""
     summary = Summary(bot, game, seats, list(opponents), len(outcomes), duplicate, seed)
     summary.outcomes = sorted(outcomes, key=lambda o: o.index)
     done = [o for o in summary.outcomes if o.completed]
@@ -191,6 +265,19 @@ def summarize(
     summary.faulted = sum(o.faulted for o in outcomes)
     summary.failed = sum(o.failed for o in outcomes)
     summary.opponents_failed = sum(o.opponents_failed for o in outcomes)
+    summary.jobs = jobs
+    for o in summary.outcomes:
+        for kind, count in o.faults.items():
+            summary.faults[kind] = summary.faults.get(kind, 0) + count
+    summary.faults = dict(sorted(summary.faults.items()))
+    summary.decisions = sum(o.decisions for o in outcomes)
+    summary.capped = sum(o.capped for o in outcomes)
+    summary.capped_matches = sum(o.capped > 0 for o in outcomes)
+    summary.stderr_lines = sum(o.stderr_lines for o in outcomes)
+    summary.stderr_matches = sum(o.stderr_lines > 0 for o in outcomes)
+    summary.notes = sum(o.notes for o in outcomes)
+    summary.warnings = load_warnings(summary)
+    summary.load_dependent = bool(summary.warnings)
     n = len(done)
     if n == 0:
         return summary
@@ -214,6 +301,29 @@ def summarize(
     summary.opponents_mean_score = sum(o.opponents_score for o in done) / n
     summary.p_value = sign_test_p(summary.better, summary.worse)
     return summary
+
+
+def load_warnings(summary: Summary) -> list[str]:
+    """Why the figures depend on the machine's load, if they do: decisions the bot's own
+    time cap cut short, and timeouts (both decided by how fast the machine was then)."""
+    out = []
+    timeouts = summary.faults.get(FaultKind.TIMEOUT.value, 0)
+    if summary.capped or timeouts:
+        what = []
+        if summary.capped:
+            what.append(
+                f"{summary.capped} of the bot's {summary.decisions} decisions were cut short "
+                f"by its own time cap (in {summary.capped_matches} matches)"
+            )
+        if timeouts:
+            what.append(f"{timeouts} decisions timed out")
+        out.append(
+            f"{' and '.join(what)}: these figures depend on the machine's speed and load "
+            f"({summary.jobs} matches at once on {default_jobs()} cores) and may differ on "
+            "a rerun; a playout budget that ends each search well inside the cap (or "
+            "fewer --jobs) makes them reproducible"
+        )
+    return out
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -256,7 +366,7 @@ def _play(job: _Job) -> MatchOutcome:
     logging.getLogger("saloon.referee.match").setLevel(logging.ERROR)
     seats = local_seats(job.game, job.match.bots, sandbox=job.sandbox, kinds=job.kinds)
     record = Match(get_game(job.game), seats, job.match.seed, job.options, job.limits).run()
-    return outcome_of(job.match, record)
+    return outcome_of(job.match, record, seats[job.match.seat].diagnostics())
 
 
 def play_all(
@@ -368,11 +478,30 @@ def print_summary(summary: Summary, out: TextIO) -> None:
         f"  mean score {summary.mean_score:.2f} (opponents {summary.opponents_mean_score:.2f})\n"
     )
     if summary.faulted or summary.failed or summary.opponents_failed or summary.aborted:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in summary.faults.items())
         out.write(
-            f"  faults: the bot faulted in {summary.faulted} matches and crashed or was "
-            f"played out in {summary.failed}; an opponent crashed in "
+            f"  faults: the bot's {kinds or 'none'} in {summary.faulted} matches; it crashed "
+            f"or was played out in {summary.failed}; an opponent crashed in "
             f"{summary.opponents_failed}; aborted {summary.aborted}\n"
         )
+    else:
+        out.write("  faults: none\n")
     first = next((o for o in summary.outcomes if o.problem), None)
     if first is not None:
-        out.write(f"  first fault: match {first.index} (seat {first.seat}): {first.problem}\n")
+        out.write(f"    first: match {first.index} (seat {first.seat}): {first.problem}\n")
+    out.write(
+        f"  decisions: {summary.decisions} asked, {summary.capped} cut short by the bot's own "
+        f"time cap{f' (in {summary.capped_matches} matches)' if summary.capped else ''}\n"
+    )
+    capped = next((o for o in summary.outcomes if o.capped_note), None)
+    if capped is not None:
+        out.write(f"    first: match {capped.index}: {capped.capped_note}\n")
+    out.write(
+        f"  stderr: {summary.stderr_lines} lines in {summary.stderr_matches} matches, "
+        f"{summary.notes} notes\n"
+    )
+    printed = next((o for o in summary.outcomes if o.first_stderr), None)
+    if printed is not None:
+        out.write(f"    first: match {printed.index}: {printed.first_stderr}\n")
+    for warning in summary.warnings:
+        out.write(f"  warning: {warning}\n")

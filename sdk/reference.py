@@ -293,7 +293,7 @@ def render_search() -> str:
         text = text.replace("saloon.sdk.bot.", "").replace("typing.", "")
         lines.append(f"| `{name}` | `{_cell(text)}` | {_cell(comments.get(name, ''))} |")
     lines += ["", "## Typed values", ""]
-    for name in ("SearchBudget", "SearchResult", "ActionStats"):
+    for name in ("SearchBudget", "SearchResult", "ActionStats", "CappedNote"):
         lines += _class_section(getattr(search, name))
     lines += ["## Searches and the search bot", ""]
     for name in ("InformationSetSearch", "RolloutSearch", "SearchBot", "Searcher"):

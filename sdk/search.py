@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -153,6 +154,45 @@ class SearchResult:
     capped: bool = False
     #: The iteration budget the search had (``iterations`` < ``budget`` when capped).
     budget: int = 0
+
+
+@dataclass(frozen=True)
+class CappedNote:
+    """What :class:`SearchBot` notes about a decision its time cap cut short; ``str()`` is
+    the note's text (on a path bot's stderr after ``note: ``) and
+    :func:`parse_capped_note` reads one back (``saloon eval`` counts them)."""
+
+    #: The decision's index (``decision.index``: its entry in the match log).
+    decision: int
+    #: Playouts done when the cap stopped the search.
+    iterations: int
+    #: Playouts the iteration budget allowed.
+    budget: int
+    #: Wall time of the search, in milliseconds (measured: not reproducible).
+    elapsed_ms: float
+
+    def __str__(self) -> str:
+        return (
+            f"{CAPPED_PREFIX}{self.decision} after {self.iterations} of {self.budget} "
+            f"playouts ({self.elapsed_ms:.0f} ms): this move depends on the machine's speed"
+        )
+
+
+#: How a :class:`CappedNote`'s text starts.
+CAPPED_PREFIX = "search: the time cap stopped decision "
+_CAPPED = re.compile(
+    r"(?:note: )?" + re.escape(CAPPED_PREFIX) + r"(\d+) after (\d+) of (\d+) playouts \((\d+) ms\)"
+)
+
+
+def parse_capped_note(text: str) -> CappedNote | None:
+    """The :class:`CappedNote` a note's text (or a stderr line ``note: ...``) states, or
+    None when it is not one."""
+    match = _CAPPED.match(text.strip())
+    if match is None:
+        return None
+    decision, iterations, budget, elapsed = map(int, match.groups())
+    return CappedNote(decision, iterations, budget, float(elapsed))
 
 
 def determinize(game_id: str, raw_observation: dict[str, Any], rng: random.Random) -> State:
@@ -674,9 +714,6 @@ class SearchBot(Bot):
             raise SearchError("on_match_start was not called")
         self.last = result = self.search.run(decision)
         if result.capped:
-            self._notes.append(
-                f"search: the time cap stopped decision {decision.index} after "
-                f"{result.iterations} of {result.budget} playouts ({result.elapsed_ms:.0f} ms):"
-                " this move depends on the machine's speed"
-            )
+            note = CappedNote(decision.index, result.iterations, result.budget, result.elapsed_ms)
+            self._notes.append(str(note))
         return decision.legal[result.index]

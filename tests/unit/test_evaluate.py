@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 from saloon.referee.evaluate import (
     MatchOutcome,
@@ -73,3 +74,75 @@ def test_eval_refuses_a_table_the_game_does_not_take() -> None:
     )
     assert out.returncode == 1
     assert out.stderr.startswith("saloon: error: western-showdown-v1 takes 2-2 seats, not 3")
+
+
+HASTY = '''
+import sys
+from pathlib import Path
+
+from saloon.sdk.search import SearchBot, SearchBudget
+
+
+class Hasty(SearchBot):
+    """Capped on purpose: a budget no machine meets in 1 ms; one INVALID answer a match."""
+
+    BUDGET = SearchBudget(iterations=10_000_000, time_ms=1)
+
+    def on_match_start(self, info):
+        super().on_match_start(info)
+        self.first = True
+
+    def act(self, decision):
+        if self.first:
+            self.first = False
+            print("first decision", decision.index, file=sys.stderr)
+            return "not a legal action"
+        return super().act(decision)
+'''
+
+
+def test_eval_json_carries_faults_capped_decisions_stderr_and_a_load_warning(
+    tmp_path: Path,
+) -> None:
+    """Issue 30: eval said nothing of decisions a bot's own time cap cut short (its moves
+    then depend on the machine's load), nor of its stderr or notes."""
+    bot = tmp_path / "hasty.py"
+    bot.write_text(HASTY)
+    argv = [*SALOON, "eval", str(bot), "--game", "western-showdown-v1", "--vs", "house:random"]
+    argv += ["-n", "2", "--jobs", "1"]
+    out = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr  # faults, but neither a crash nor played out
+    summary = json.loads(out.stdout)
+    assert summary["faults"] == {"INVALID": 2}
+    assert summary["decisions"] > 20
+    # Every decision but the INVALID one ran the search, and each was capped and noted.
+    assert summary["capped"] == summary["decisions"] - 2 and summary["capped_matches"] == 2
+    assert summary["notes"] == summary["capped"]
+    # Its print and the SDK runtime's line on the INVALID answer, in each match.
+    assert summary["stderr_lines"] == 4 and summary["stderr_matches"] == 2
+    assert summary["load_dependent"] is True
+    assert "depend on the machine's speed and load" in summary["warnings"][0]
+    for match in summary["outcomes"]:
+        assert match["faults"] == {"INVALID": 1}
+        assert match["capped_note"].startswith("search: the time cap stopped decision ")
+        assert (
+            match["first_stderr"].startswith("[decision ")
+            and "first decision" in match["first_stderr"]
+        )
+    text = subprocess.run(argv, capture_output=True, text=True, timeout=300).stdout
+    assert "  faults: the bot's 2 INVALID in 2 matches; it crashed or was played out in 0" in text
+    # The capped searches play differently from run to run: the counts move, the lines stay.
+    decisions = next(line for line in text.splitlines() if line.startswith("  decisions: "))
+    asked, capped = int(decisions.split()[1]), int(decisions.split()[3])
+    assert 0 < capped == asked - 2, decisions
+    assert decisions.endswith(" cut short by the bot's own time cap (in 2 matches)")
+    assert "  stderr: 4 lines in 2 matches" in text
+    assert "  warning: " in text and "depend on the machine's speed and load" in text
+
+
+def test_eval_of_an_uncapped_bot_has_no_load_warning() -> None:
+    argv = [*SALOON, "eval", "house:search-25", "--game", "western-showdown-v1", "-n", "1"]
+    out = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=300)
+    summary = json.loads(out.stdout)
+    assert summary["capped"] == 0 and summary["faults"] == {} and summary["warnings"] == []
+    assert summary["load_dependent"] is False and summary["decisions"] > 10
