@@ -110,7 +110,7 @@ class Registry(StoredBots):
         """Add user ``name``; their new token (shown once, stored hashed)."""
         check_user_name(name)
         secret = secrets.token_urlsafe(TOKEN_BYTES)
-        with self.store._write("add user") as conn:
+        with self.store.write("add user") as conn:
             exists = conn.execute(
                 sa.select(t.users.c.name).where(t.users.c.name == name)
             ).one_or_none()
@@ -126,7 +126,7 @@ class Registry(StoredBots):
     def rotate_token(self, name: str) -> str:
         """A new token for user ``name``; the old one stops working at once."""
         secret = secrets.token_urlsafe(TOKEN_BYTES)
-        with self.store._write("rotate token") as conn:
+        with self.store.write("rotate token") as conn:
             done = conn.execute(
                 t.users.update().where(t.users.c.name == name).values(token_hash=_digest(secret))
             )
@@ -136,7 +136,7 @@ class Registry(StoredBots):
 
     def users(self) -> list[User]:
         """Every user, by name."""
-        with self.store._read("users") as conn:
+        with self.store.read("users") as conn:
             rows = conn.execute(sa.select(t.users).order_by(t.users.c.name)).all()
         return [User(r.name, Role(r.role)) for r in rows]
 
@@ -146,7 +146,7 @@ class Registry(StoredBots):
         refused = BadToken("the API token is not valid")
         if not dot or not USER_NAME_RE.match(name) or not 8 <= len(secret) <= 200:
             raise refused
-        with self.store._read("authenticate") as conn:
+        with self.store.read("authenticate") as conn:
             row = conn.execute(sa.select(t.users).where(t.users.c.name == name)).one_or_none()
         # Compare digests even for an unknown user, so timing does not tell who exists.
         stored = row.token_hash if row is not None else "0" * 64
@@ -214,7 +214,7 @@ class Registry(StoredBots):
             sa.select(sa.func.count()).select_from(t.seasons).scalar_subquery(),
             sa.select(sa.func.max(t.seasons.c.updated_at)).scalar_subquery(),
         )
-        with self.store._read("results stamp") as conn:
+        with self.store.read("results stamp") as conn:
             row = conn.execute(query).one()
         return int(row[0]), str(row[1]), int(row[2]), str(row[3])
 
@@ -222,16 +222,16 @@ class Registry(StoredBots):
 
     def set_season_owner(self, season_id: str, organiser: str, schedule_id: str = "") -> None:
         """Record who created season ``season_id`` (idempotent)."""
-        with self.store._write("season owner") as conn:
+        with self.store.write("season owner") as conn:
             conn.execute(
-                self.store._insert_ignore(t.season_owners, ["season_id"]).values(
+                self.store.insert_ignore(t.season_owners, ["season_id"]).values(
                     season_id=season_id, organiser=organiser, schedule_id=schedule_id
                 )
             )
 
     def season_owner(self, season_id: str) -> tuple[str, str] | None:
         """(organiser, schedule id) of season ``season_id``, or None."""
-        with self.store._read("season owner") as conn:
+        with self.store.read("season owner") as conn:
             row = conn.execute(
                 sa.select(t.season_owners).where(t.season_owners.c.season_id == season_id)
             ).one_or_none()
@@ -241,9 +241,9 @@ class Registry(StoredBots):
         self, schedule_id: str, organiser: str, spec: dict[str, Any], every_s: int
     ) -> ScheduleRow:
         """Store a repeating schedule (the same id again returns the stored one)."""
-        with self.store._write("add schedule") as conn:
+        with self.store.write("add schedule") as conn:
             conn.execute(
-                self.store._insert_ignore(t.schedules, ["schedule_id"]).values(
+                self.store.insert_ignore(t.schedules, ["schedule_id"]).values(
                     schedule_id=schedule_id,
                     organiser=organiser,
                     spec=spec,
@@ -259,7 +259,7 @@ class Registry(StoredBots):
 
     def schedule(self, schedule_id: str) -> ScheduleRow | None:
         """The schedule ``schedule_id``, or None."""
-        with self.store._read("schedule") as conn:
+        with self.store.read("schedule") as conn:
             row = conn.execute(
                 sa.select(t.schedules).where(t.schedules.c.schedule_id == schedule_id)
             ).one_or_none()
@@ -272,7 +272,7 @@ class Registry(StoredBots):
     def next_season_number(self, schedule_id: str) -> int | None:
         """Count one more season made by an ACTIVE schedule: its number (1, 2, ...), or None
         when the schedule is inactive or unknown."""
-        with self.store._write("schedule tick") as conn:
+        with self.store.write("schedule tick") as conn:
             row = conn.execute(
                 sa.select(t.schedules.c.made, t.schedules.c.active)
                 .where(t.schedules.c.schedule_id == schedule_id)
@@ -289,7 +289,7 @@ class Registry(StoredBots):
 
     def stop_schedule(self, schedule_id: str) -> ScheduleRow:
         """Make a schedule inactive (no more seasons); RegistryError when unknown."""
-        with self.store._write("stop schedule") as conn:
+        with self.store.write("stop schedule") as conn:
             done = conn.execute(
                 t.schedules.update()
                 .where(t.schedules.c.schedule_id == schedule_id)
@@ -303,7 +303,7 @@ class Registry(StoredBots):
 
     def active_schedules(self) -> list[ScheduleRow]:
         """Every schedule still making seasons."""
-        with self.store._read("active schedules") as conn:
+        with self.store.read("active schedules") as conn:
             rows = conn.execute(sa.select(t.schedules).where(t.schedules.c.active.is_(True))).all()
         return [
             ScheduleRow(r.schedule_id, r.organiser, dict(r.spec), r.every_s, r.active, r.made)
@@ -312,7 +312,7 @@ class Registry(StoredBots):
 
     def schedule_seasons(self, schedule_id: str) -> list[str]:
         """The ids of the seasons a schedule made, oldest first."""
-        with self.store._read("schedule seasons") as conn:
+        with self.store.read("schedule seasons") as conn:
             rows = conn.execute(
                 sa.select(t.season_owners.c.season_id)
                 .join(t.seasons, t.seasons.c.season_id == t.season_owners.c.season_id)
@@ -329,9 +329,9 @@ class Registry(StoredBots):
         if self.schedule(ladder_id) is not None:
             raise RegistryError(f"{ladder_id!r} is a repeating schedule's id")
         now = _now()
-        with self.store._write("add continuous ladder") as conn:
+        with self.store.write("add continuous ladder") as conn:
             written = conn.execute(
-                self.store._insert_ignore(t.continuous_ladders, ["ladder_id"])
+                self.store.insert_ignore(t.continuous_ladders, ["ladder_id"])
                 .values(
                     ladder_id=ladder_id, organiser=organiser, spec=spec, active=True,
                     batches=0, created_at=now, updated_at=now,
@@ -346,7 +346,7 @@ class Registry(StoredBots):
 
     def continuous(self, ladder_id: str) -> LadderRow | None:
         """The continuous ladder ``ladder_id``, or None."""
-        with self.store._read("continuous ladder") as conn:
+        with self.store.read("continuous ladder") as conn:
             row = conn.execute(
                 sa.select(t.continuous_ladders).where(t.continuous_ladders.c.ladder_id == ladder_id)
             ).one_or_none()
@@ -357,7 +357,7 @@ class Registry(StoredBots):
         query = sa.select(t.continuous_ladders).order_by(t.continuous_ladders.c.ladder_id)
         if active_only:
             query = query.where(t.continuous_ladders.c.active.is_(True))
-        with self.store._read("continuous ladders") as conn:
+        with self.store.read("continuous ladders") as conn:
             return [_ladder_row(r) for r in conn.execute(query).all()]
 
     def set_continuous(
@@ -381,7 +381,7 @@ class Registry(StoredBots):
         where = t.continuous_ladders.c.ladder_id == ladder_id
         if expect_batches is not None:
             where = where & (t.continuous_ladders.c.batches == expect_batches)
-        with self.store._write("change continuous ladder") as conn:
+        with self.store.write("change continuous ladder") as conn:
             done = conn.execute(t.continuous_ladders.update().where(where).values(**values))
         return bool(done.rowcount == 1)
 

@@ -77,7 +77,7 @@ def season_ladder(store: Store, season_id: str, game: str) -> Ladder:
     from saloon.worker.store import schema as t
 
     sm, se = t.scheduled_matches, t.seasons
-    with store._read("season ladder") as conn:
+    with store.read("season ladder") as conn:
         spec = conn.execute(
             sa.select(sm.c.spec)
             .join(se, se.c.id == sm.c.season_pk)

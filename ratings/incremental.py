@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 import sqlalchemy as sa
+from sqlalchemy.engine import Compiled
 
 from saloon.ratings.fold import BotStats, Folder, HeadToHead, HistoryPoint, Key, Standings
 from saloon.ratings.ladders import Ladder, ladder_for
@@ -62,7 +63,6 @@ from saloon.ratings.params import RatingParams, Scope
 from saloon.ratings.results import Outcome, Result, SeatResult
 from saloon.ratings.source import bot_name, owner_of, with_defaults
 from saloon.sdk.botref import STORED, parse_entry
-from saloon.worker.errors import StoreUnavailable
 from saloon.worker.store import schema as t
 from saloon.worker.store.rows import MatchStatus, SeasonStatus
 
@@ -297,75 +297,12 @@ def _load_entry(state: _State, bot: str, data: dict[str, Any]) -> None:
 
 #: Per store, per board key: the checkpoint this process holds (dropped with the store).
 _HELD: weakref.WeakKeyDictionary[Store, dict[str, _State]] = weakref.WeakKeyDictionary()
-_LINKS: weakref.WeakKeyDictionary[Store, _Link] = weakref.WeakKeyDictionary()
 _HELD_LOCK = threading.Lock()
 _BOARD_LOCKS: dict[tuple[int, str], threading.Lock] = {}
 #: Stamps of held states: a new one at every change, never reused in the process.
 _VERSIONS = itertools.count(1)
-#: The walk statement per (dialect, kind of board), compiled once: (SQL, its binds).
-_WALKS: dict[tuple[str, str], tuple[str, Any]] = {}
-
-
-class _Link:
-    """The connection board walks run on. PostgreSQL: one held per store, in autocommit (a
-    walk is one statement, so it sees one snapshot); SQLite: a pooled one per walk. Closed
-    with the store's engine."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.lock = threading.Lock()
-        self.hold = store.backend == "postgresql"
-        self.raw: Any = None
-        sa.event.listen(store.engine, "engine_disposed", self._disposed)
-
-    def _disposed(self, _engine: sa.Engine) -> None:
-        with self.lock:
-            raw, self.raw = self.raw, None
-        if raw is not None:
-            raw.invalidate()
-
-    def fetch(self, sql: str, params: Any) -> list[Any]:
-        with self.lock:
-            raw = self.raw
-            try:
-                if raw is None:
-                    raw = self.store.engine.raw_connection()
-                    if self.hold:
-                        driver: Any = raw.driver_connection
-                        driver.autocommit = True
-                        self.raw = raw
-                cursor = raw.cursor()
-                if self.hold:
-                    # Not prepared: measured, a prepared walk costs this process more CPU
-                    # per run (psycopg 3.3) than sending the text.
-                    cursor.execute(sql, params, prepare=False)
-                else:
-                    cursor.execute(sql, params)
-                rows: list[Any] = cursor.fetchall()
-                cursor.close()
-            except self.store.engine.dialect.loaded_dbapi.Error as exc:
-                if raw is not None and self.hold:
-                    self.raw = None
-                    raw.invalidate()
-                if isinstance(exc, self.store.engine.dialect.loaded_dbapi.OperationalError):
-                    cause = str(exc).strip().splitlines()[0] if str(exc) else type(exc).__name__
-                    raise StoreUnavailable(
-                        f"board walk: store {self.store.url} unavailable "
-                        f"({type(exc).__name__}: {cause})"
-                    ) from exc
-                raise
-            finally:
-                if raw is not None and not self.hold:
-                    raw.close()
-            return rows
-
-
-def _link(store: Store) -> _Link:
-    with _HELD_LOCK:
-        link = _LINKS.get(store)
-        if link is None:
-            link = _LINKS[store] = _Link(store)
-        return link
+#: The walk statement per (dialect, kind of board), compiled once.
+_WALKS: dict[tuple[str, str], Compiled] = {}
 
 
 def _seasons_where(kind: str) -> sa.ColumnElement[bool]:
@@ -379,7 +316,7 @@ def _seasons_where(kind: str) -> sa.ColumnElement[bool]:
     return se.c.game == value
 
 
-def _walk_statement(dialect: sa.Dialect, kind: str) -> tuple[str, Any]:
+def _walk_statement(dialect: sa.Dialect, kind: str) -> Compiled:
     """One round trip of the walk: the stored checkpoint's generation, whether a passed-over
     match has been recorded since, the board's newest season, then the next ``n`` scheduled
     matches after the position, each recorded one with its seats (one row per seat)."""
@@ -432,15 +369,8 @@ def _walk_statement(dialect: sa.Dialect, kind: str) -> tuple[str, Any]:
     compiled = query.compile(dialect=dialect)
     if "POSTCOMPILE" in compiled.string:
         raise AssertionError("the board walk must compile to one fixed statement")
-    made = _WALKS[(dialect.name, kind)] = (compiled.string, compiled)
-    return made
-
-
-def _walk_params(compiled: Any, values: dict[str, Any]) -> Any:
-    params = compiled.construct_params(values)
-    if compiled.positional:
-        return tuple(params[name] for name in compiled.positiontup)
-    return params
+    _WALKS[(dialect.name, kind)] = compiled
+    return compiled
 
 
 class IncrementalBoard:
@@ -493,7 +423,7 @@ class IncrementalBoard:
         if self._conn is not None:
             yield self._conn
             return
-        with self.store._read(what) as conn:
+        with self.store.read(what) as conn:
             yield conn
 
     def standings(self, details: bool = True) -> tuple[Standings, list[BotInfo], list[Ladder]]:
@@ -535,7 +465,7 @@ class IncrementalBoard:
         history: dict[str, list[HistoryPoint]] = {}
         h2h: dict[tuple[str, str], HeadToHead] = {}
         key = self.scope.key
-        with self.store._read("board details") as conn:
+        with self.store.read("board details") as conn:
             generation = conn.execute(
                 sa.select(b.c.generation).where(b.c.board == key)
             ).scalar_one_or_none()
@@ -571,7 +501,7 @@ class IncrementalBoard:
         """The stored checkpoint (a rebuild when there is none, it is of another format,
         or a passed-over match has been recorded since); None when another process rebuilt
         it at the same moment."""
-        with self.store._read("board checkpoint") as conn:
+        with self.store.read("board checkpoint") as conn:
             self._conn = conn
             try:
                 state = self._fresh()
@@ -628,7 +558,7 @@ class IncrementalBoard:
         another process did so at the same moment."""
         key = self.scope.key
         try:
-            with self.store._write("board rebuild") as conn:
+            with self.store.write("board rebuild") as conn:
                 generation = conn.execute(
                     sa.select(t.rating_boards.c.generation).where(t.rating_boards.c.board == key)
                 ).scalar_one_or_none()
@@ -749,7 +679,7 @@ class IncrementalBoard:
     ) -> None:
         key = self.scope.key
         b = t.rating_boards
-        with self.store._write("board checkpoint") as conn:
+        with self.store.write("board checkpoint") as conn:
             moved = conn.execute(
                 b.update()
                 .where((b.c.board == key) & (b.c.generation == state.generation))
@@ -775,7 +705,7 @@ class IncrementalBoard:
                 conn.execute(self._h2h_upsert(), h2h)
             if skipped:
                 conn.execute(
-                    self.store._insert_ignore(t.rating_skipped, ["board", "match_id"]),
+                    self.store.insert_ignore(t.rating_skipped, ["board", "match_id"]),
                     [{"board": key, "match_id": m} for m in skipped],
                 )
 
@@ -798,13 +728,7 @@ class IncrementalBoard:
         )
 
     def _insert(self, table: sa.Table) -> Any:
-        if self.store.backend == "postgresql":
-            from sqlalchemy.dialects import postgresql
-
-            return postgresql.insert(table)
-        from sqlalchemy.dialects import sqlite
-
-        return sqlite.insert(table)
+        return self.store.insert(table)
 
     # -- the walk ------------------------------------------------------------------------
 
@@ -812,11 +736,11 @@ class IncrementalBoard:
         """(the stored generation, whether a passed-over match was recorded since, the
         board's newest season) and the next step of the prefix after the position
         (``size`` scheduled matches): one round trip."""
-        sql, compiled = _walk_statement(self.store.engine.dialect, self.scope.kind)
+        compiled = _walk_statement(self.store.engine.dialect, self.scope.kind)
         seq, idx = state.position
         values = {"board": self.scope.key, "v": self.scope.value, "seq": seq, "idx": idx,
                   "n": size}  # fmt: skip
-        rows = _link(self.store).fetch(sql, _walk_params(compiled, values))
+        rows = self.store.fetch("board walk", compiled, values)
         first = rows[0]
         head = (first[0], bool(first[1]), first[2])
         step = _Step(state.position)
@@ -1013,13 +937,9 @@ def _write_recordsets(
     h2h: list[dict[str, Any]],
 ) -> None:
     """The checkpoint's rows, one statement per table, in the write's own transaction."""
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        for sql, rows in zip(_RECORDSET_WRITES, (entries, history, h2h), strict=True):
-            if rows:
-                cursor.execute(sql, (key, orjson.dumps(rows).decode()))
-    finally:
-        cursor.close()
+    for sql, rows in zip(_RECORDSET_WRITES, (entries, history, h2h), strict=True):
+        if rows:
+            conn.exec_driver_sql(sql, (key, orjson.dumps(rows).decode()))
 
 
 def _blocks(status: str, season_status: str) -> bool:

@@ -39,7 +39,13 @@ from saloon.worker.errors import (
 )
 from saloon.worker.store.config import StoreConfig
 from saloon.worker.store.engine import current_revision, head_revision
-from saloon.worker.store.schema import SCHEMA_REVISION, match_records, metadata, result_seats
+from saloon.worker.store.schema import (
+    SCHEMA_REVISION,
+    bots,
+    match_records,
+    metadata,
+    result_seats,
+)
 from saloon.worker.store.store import (
     MatchStatus,
     Outcome,
@@ -420,6 +426,78 @@ def test_two_processes_racing_on_a_fresh_store_migrate_create_and_record_once(
         assert store.progress("race").done == len(ids)
         with store.engine.connect() as conn:
             assert conn.execute(sa.select(sa.func.count()).select_from(result_seats)).scalar() == 40
+
+
+# -- the public API for the layers above: read, write, insert-if-absent, fetch ----------
+
+
+def test_a_write_commits_at_the_end_and_rolls_back_when_it_raises(store: Store) -> None:
+    at = sa.func.now() if store.backend == "postgresql" else sa.func.current_timestamp()
+    with store.write("add two bots") as conn:
+        conn.execute(bots.insert().values(name="alpha", owner="alice", created_at=at))
+    with pytest.raises(RuntimeError, match="changed my mind"), store.write("add one") as conn:
+        conn.execute(bots.insert().values(name="beta", owner="bob", created_at=at))
+        raise RuntimeError("changed my mind")
+    with store.read("bots") as conn:
+        assert conn.execute(sa.select(bots.c.name)).scalars().all() == ["alpha"]
+
+
+def test_insert_ignore_inserts_only_what_is_absent(store: Store) -> None:
+    store.add_bot("alpha", "alice")
+    with store.write("bots") as conn:
+        for owner in ("mallory", "alice"):
+            conn.execute(
+                store.insert_ignore(bots, ["name"]).values(
+                    name="alpha", owner=owner, created_at=sa.func.current_timestamp()
+                )
+            )
+    assert [(b.name, b.owner) for b in store.bots()] == [("alpha", "alice")]
+
+
+def test_guard_maps_a_lost_database_and_nothing_else(store: Store) -> None:
+    lost = sa.exc.OperationalError("SELECT 1", {}, ConnectionError("server closed the connection"))
+    unavailable = pytest.raises(StoreUnavailable, match=r"^probe: store .* unavailable \(Connec")
+    with unavailable, store.guard("probe"):
+        raise lost
+    bad = sa.exc.IntegrityError("INSERT", {}, ValueError("duplicate key"))
+    with pytest.raises(sa.exc.IntegrityError), store.guard("probe"):
+        raise bad
+    with pytest.raises(ValueError, match="bad input"), store.guard("probe"):
+        raise ValueError("bad input")
+
+
+def test_fetch_runs_a_compiled_read_and_binds_its_values(store: Store) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        store.add_bot(name, "alice")
+    query = (
+        sa.select(bots.c.name, bots.c.owner)
+        .where(bots.c.name > sa.bindparam("after", type_=sa.String))
+        .order_by(bots.c.name)
+    )
+    compiled = query.compile(dialect=store.engine.dialect)
+    assert [tuple(r) for r in store.fetch("names", compiled, {"after": "alpha"})] == [
+        ("beta", "alice"),
+        ("gamma", "alice"),
+    ]
+    assert store.fetch("names", compiled, {"after": "gamma"}) == []
+
+
+@pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
+def test_fetch_on_a_held_connection_killed_raises_unavailable_then_reconnects(
+    store: Store, store_url: str
+) -> None:
+    compiled = sa.select(sa.func.pg_backend_pid()).compile(dialect=store.engine.dialect)
+    pid = store.fetch("pid", compiled, {})[0][0]
+    assert store.fetch("pid", compiled, {})[0][0] == pid  # held: the same connection
+    admin = sa.create_engine(store_url)
+    try:
+        with admin.begin() as other:
+            other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+    finally:
+        admin.dispose()
+    with pytest.raises(StoreUnavailable, match=r"^pid: store .* unavailable \(AdminShutdown"):
+        store.fetch("pid", compiled, {})
+    assert store.fetch("pid", compiled, {})[0][0] != pid  # a fresh one
 
 
 # -- connection loss (PostgreSQL) -----------------------------------------------------

@@ -96,9 +96,9 @@ class StoredBots:
     def put_package(self, package: BotPackage) -> str:
         """Store ``package`` (once per content); its digest."""
         digest, data = pack(package)
-        with self.store._write("put package") as conn:
+        with self.store.write("put package") as conn:
             conn.execute(
-                self.store._insert_ignore(t.packages, ["digest"]).values(
+                self.store.insert_ignore(t.packages, ["digest"]).values(
                     digest=digest, data=data, size=len(data), created_at=_now()
                 )
             )
@@ -106,7 +106,7 @@ class StoredBots:
 
     def package_bytes(self, digest: str) -> bytes:
         """The stored bytes of package ``digest``; BotRefError when it is not stored."""
-        with self.store._read("package") as conn:
+        with self.store.read("package") as conn:
             data = conn.execute(
                 sa.select(t.packages.c.data).where(t.packages.c.digest == digest)
             ).scalar_one_or_none()

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
 
-from saloon.worker.errors import StoreError
+from saloon.worker.errors import StoreError, StoreUnavailable
 from saloon.worker.store.config import StoreConfig
 from saloon.worker.store.schema import SCHEMA_REVISION
 
@@ -42,6 +43,25 @@ BACKENDS = ("sqlite", "postgresql")
 VERSION_TABLE = "alembic_version"
 #: One migrator at a time per schema; released when its transaction ends.
 _PG_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('saloon.store:' || current_schema()))"
+
+
+def unavailable(what: str, url: str, exc: BaseException) -> StoreUnavailable | None:
+    """The store's one mapping of a failure to StoreUnavailable (a lost or unreachable
+    database: retry later), or None when ``exc`` is not one (bad input, a constraint: the
+    caller's error passes unchanged). ``exc`` is SQLAlchemy's wrapper or the driver's own
+    error (psycopg's or sqlite3's, from a raw connection); ``what`` names the operation."""
+    orig: BaseException | None
+    if isinstance(exc, sa.exc.DBAPIError):
+        if not (isinstance(exc, sa.exc.OperationalError) or exc.connection_invalidated):
+            return None
+        orig = exc.orig
+    elif isinstance(exc, sqlite3.OperationalError | psycopg.OperationalError):
+        orig = exc
+    else:
+        return None
+    lines = str(orig if orig is not None else exc).strip().splitlines()
+    cause = lines[0] if lines else type(orig or exc).__name__
+    return StoreUnavailable(f"{what}: store {url} unavailable ({type(orig).__name__}: {cause})")
 
 
 def create_engine(url: str, config: StoreConfig) -> sa.Engine:

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 from psycopg import pq
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Compiled
 
 from saloon.referee.errors import RecordError
 from saloon.referee.faults import FaultKind
@@ -45,7 +46,8 @@ from saloon.worker.errors import (
 from saloon.worker.store import schema as t
 from saloon.worker.store.codec import RECORD_ENCODING, compress_record, decode_record
 from saloon.worker.store.config import DEFAULT_STORE_CONFIG, StoreConfig, resolve_url
-from saloon.worker.store.engine import WRITE_OPTION, create_engine, migrate
+from saloon.worker.store.engine import WRITE_OPTION, create_engine, migrate, unavailable
+from saloon.worker.store.reader import HeldReader
 from saloon.worker.store.rows import (
     BotRow,
     FaultRow,
@@ -354,6 +356,7 @@ class Store:
         self._held = _Held()
         self._held_all: list[sa.Connection] = []  # every thread's, closed by close()
         self._held_lock = threading.Lock()
+        self._reader = HeldReader(lambda: self.engine, self.url)
         # Built once: record_result is the hot path, and building a statement per call
         # costs more than running it.
         self._mark_done = (
@@ -384,7 +387,7 @@ class Store:
         outside a transaction, so it is set before BEGIN and restored after COMMIT.
         """
         level = self._config.sqlite_synchronous.upper()  # checked against a fixed list
-        with self._guard(what), self.engine.connect() as conn:
+        with self.guard(what), self.engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
             raw = conn.connection.dbapi_connection
             if raw is None or level not in ("FULL", "EXTRA"):
@@ -443,7 +446,7 @@ class Store:
         engine = create_engine(resolve_url(url), config)
         store = cls(engine, config)
         try:
-            with store._guard("open"):
+            with store.guard("open"):
                 migrate(engine)
         except BaseException:
             engine.dispose()
@@ -496,17 +499,17 @@ class Store:
         return self._engine
 
     @contextmanager
-    def _guard(self, what: str) -> Iterator[None]:
-        """Turn a lost or unreachable database into StoreUnavailable (a job retries)."""
+    def guard(self, what: str) -> Iterator[None]:
+        """The store's one error mapping: a lost or unreachable database inside becomes
+        StoreUnavailable (``what`` names the operation in its message; a job retries),
+        whether SQLAlchemy or the driver itself raised it. Every other error passes."""
         try:
             yield
-        except sa.exc.DBAPIError as exc:
-            if isinstance(exc, sa.exc.OperationalError) or exc.connection_invalidated:
-                cause = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-                raise StoreUnavailable(
-                    f"{what}: store {self.url} unavailable ({type(exc.orig).__name__}: {cause})"
-                ) from exc
-            raise
+        except Exception as exc:
+            lost = unavailable(what, self.url, exc)
+            if lost is None:
+                raise
+            raise lost from exc
 
     @contextmanager
     def _one_statement(self, what: str) -> Iterator[sa.Connection]:
@@ -514,29 +517,47 @@ class Store:
         (autocommit: one round trip, not BEGIN, the statement and COMMIT), a write
         transaction on SQLite."""
         if not self._postgres:
-            with self._write(what) as conn:
+            with self.write(what) as conn:
                 yield conn
             return
-        with self._guard(what), self.engine.connect() as conn:
+        with self.guard(what), self.engine.connect() as conn:
             yield conn.execution_options(isolation_level="AUTOCOMMIT")
 
     @contextmanager
-    def _write(self, what: str) -> Iterator[sa.Connection]:
-        with self._guard(what), self.engine.connect() as conn:
+    def write(self, what: str) -> Iterator[sa.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE`` on SQLite: writers queue on the busy
+        timeout), committed when the block ends, rolled back when it raises; errors mapped
+        by :meth:`guard`."""
+        with self.guard(what), self.engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
                 yield conn
 
     @contextmanager
-    def _read(self, what: str) -> Iterator[sa.Connection]:
-        with self._guard(what), self.engine.connect() as conn, conn.begin():
+    def read(self, what: str) -> Iterator[sa.Connection]:
+        """A read transaction (one snapshot on PostgreSQL); errors mapped by :meth:`guard`."""
+        with self.guard(what), self.engine.connect() as conn, conn.begin():
             yield conn
 
-    def _insert_ignore(self, table: sa.Table, keys: Sequence[str]) -> Any:
-        """INSERT ... ON CONFLICT (keys) DO NOTHING, in the backend's dialect."""
+    def insert(self, table: sa.Table) -> Any:
+        """INSERT into ``table`` in the backend's dialect: it offers
+        ``on_conflict_do_nothing`` and ``on_conflict_do_update`` (an upsert) on both."""
         if self._postgres:
-            return pg_dialect.insert(table).on_conflict_do_nothing(index_elements=keys)
-        return sqlite_dialect.insert(table).on_conflict_do_nothing(index_elements=keys)
+            return pg_dialect.insert(table)
+        return sqlite_dialect.insert(table)
+
+    def insert_ignore(self, table: sa.Table, keys: Sequence[str]) -> Any:
+        """INSERT ... ON CONFLICT (keys) DO NOTHING: insert-if-absent, on both backends."""
+        return self.insert(table).on_conflict_do_nothing(index_elements=keys)
+
+    def fetch(self, what: str, statement: Compiled, values: Mapping[str, Any]) -> list[Any]:
+        """Run ONE read statement, compiled once by the caller for this store's dialect
+        (``query.compile(dialect=store.engine.dialect)``), with ``values`` bound: its rows
+        as tuples. PostgreSQL: on a connection the store holds for such reads, in
+        autocommit (the statement sees one snapshot, and no pool check-out or BEGIN is
+        paid per call); SQLite: on a pooled one. For a read repeated very often (a
+        board's walk); errors mapped by :meth:`guard`."""
+        return self._reader.fetch(what, statement, values)
 
     def _bytewise(self, column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
         # Text order by bytes on both backends (PostgreSQL's default collation is locale's).
@@ -549,9 +570,9 @@ class Store:
         another owner has the name)."""
         if not name or not owner:
             raise StoreError("a bot needs a name and an owner")
-        with self._write("add bot") as conn:
+        with self.write("add bot") as conn:
             conn.execute(
-                self._insert_ignore(t.bots, ["name"]).values(
+                self.insert_ignore(t.bots, ["name"]).values(
                     name=name, owner=owner, created_at=_now()
                 )
             )
@@ -562,13 +583,13 @@ class Store:
 
     def bot(self, name: str) -> BotRow | None:
         """The bot called ``name``, or None."""
-        with self._read("bot") as conn:
+        with self.read("bot") as conn:
             row = conn.execute(sa.select(t.bots).where(t.bots.c.name == name)).one_or_none()
         return None if row is None else BotRow(row.name, row.owner, _utc(row.created_at))
 
     def bots(self) -> list[BotRow]:
         """Every bot, by name."""
-        with self._read("bots") as conn:
+        with self.read("bots") as conn:
             rows = conn.execute(sa.select(t.bots).order_by(self._bytewise(t.bots.c.name))).all()
         return [BotRow(r.name, r.owner, _utc(r.created_at)) for r in rows]
 
@@ -578,7 +599,7 @@ class Store:
         if not version:
             raise StoreError(f"bot {bot!r}: a version needs a non-empty id")
         meta_json = _as_json(meta or {}, f"meta of {bot}@{version}")
-        with self._write("add version") as conn:
+        with self.write("add version") as conn:
             # Row lock on the bot (PostgreSQL): versions of one bot get seq numbers in turn.
             bot_id = conn.execute(
                 sa.select(t.bots.c.id).where(t.bots.c.name == bot).with_for_update()
@@ -613,7 +634,7 @@ class Store:
             .where(t.bots.c.name == bot)
             .order_by(t.bot_versions.c.seq)
         )
-        with self._read("versions") as conn:
+        with self.read("versions") as conn:
             rows = conn.execute(query).all()
         return [VersionRow(bot, r.version, r.seq, dict(r.meta), _utc(r.created_at)) for r in rows]
 
@@ -636,9 +657,9 @@ class Store:
         rows = self._schedule_rows(season_id, matches)
         now = _now()
         try:
-            with self._write("create season") as conn:
+            with self.write("create season") as conn:
                 season_pk = conn.execute(
-                    self._insert_ignore(t.seasons, ["season_id"])
+                    self.insert_ignore(t.seasons, ["season_id"])
                     .values(
                         season_id=season_id,
                         game=game,
@@ -697,7 +718,7 @@ class Store:
 
     def season(self, season_id: str) -> SeasonRow | None:
         """The season ``season_id``, or None."""
-        with self._read("season") as conn:
+        with self.read("season") as conn:
             row = conn.execute(
                 sa.select(t.seasons).where(t.seasons.c.season_id == season_id)
             ).one_or_none()
@@ -708,7 +729,7 @@ class Store:
         query = sa.select(t.seasons).order_by(t.seasons.c.id)
         if game is not None:
             query = query.where(t.seasons.c.game == game)
-        with self._read("seasons") as conn:
+        with self.read("seasons") as conn:
             return [_season_row(r) for r in conn.execute(query).all()]
 
     def seasons_on_queue(self, queue: str, status: SeasonStatus) -> list[SeasonRow]:
@@ -719,7 +740,7 @@ class Store:
             .where(t.seasons.c.status == SeasonStatus(status).value)
             .order_by(t.seasons.c.id)
         )
-        with self._read("seasons on queue") as conn:
+        with self.read("seasons on queue") as conn:
             return [_season_row(r) for r in conn.execute(query).all()]
 
     def recent_match_ms(self, game: str, limit: int = 16) -> list[float]:
@@ -730,7 +751,7 @@ class Store:
         r, mr = t.results, t.match_records
         latest = sa.select(r.c.match_id, r.c.match_ms).where(r.c.game == game)
         latest = latest.order_by(r.c.finished_at.desc()).limit(limit)
-        with self._read("recent match times") as conn:
+        with self.read("recent match times") as conn:
             rows = conn.execute(latest).all()
             older = [m for m, ms in rows if ms is None]
             blobs = (
@@ -794,7 +815,7 @@ class Store:
         if statuses is not None:
             wanted = [MatchStatus(x).value for x in statuses]
             query = query.where(t.scheduled_matches.c.status.in_(wanted))
-        with self._read("scheduled") as conn:
+        with self.read("scheduled") as conn:
             rows = conn.execute(query).all()
             if not rows:
                 self._season_pk(conn, season_id)  # UnknownSeason, or a season with none
@@ -811,7 +832,7 @@ class Store:
             .where(m.c.status.in_([MatchStatus(x).value for x in statuses]))
             .order_by(m.c.idx)
         )
-        with self._read("match states") as conn:
+        with self.read("match states") as conn:
             rows = conn.execute(query).all()
         return [MatchState(r.match_id, r.idx, MatchStatus(r.status), r.detail) for r in rows]
 
@@ -822,7 +843,7 @@ class Store:
             .join(t.seasons, t.seasons.c.id == t.scheduled_matches.c.season_pk)
             .where(t.scheduled_matches.c.match_id == match_id)
         )
-        with self._read("scheduled match") as conn:
+        with self.read("scheduled match") as conn:
             row = conn.execute(query).one_or_none()
         return None if row is None else _scheduled_row(row)
 
@@ -841,7 +862,7 @@ class Store:
             values["attempts"] = t.scheduled_matches.c.attempts + 1
         column = t.scheduled_matches.c.match_id
         changed = 0
-        with self._write("mark matches") as conn:
+        with self.write("mark matches") as conn:
             for start in range(0, len(ids), _CHUNK):
                 chunk = ids[start : start + _CHUNK]
                 found = set(conn.execute(sa.select(column).where(column.in_(chunk))).scalars())
@@ -935,7 +956,7 @@ class Store:
             with self._advisory_write("claim matches") as conn:
                 yield conn
             return
-        with self._guard("claim matches"), self.engine.connect() as conn:
+        with self.guard("claim matches"), self.engine.connect() as conn:
             yield conn.execution_options(isolation_level="AUTOCOMMIT")
 
     def _claim_once(self, match_id: str, values: dict[str, Any]) -> MatchStatus | None:
@@ -943,7 +964,7 @@ class Store:
         if self._postgres:
             # One statement in autocommit: one round trip instead of BEGIN, SET LOCAL,
             # UPDATE and COMMIT.
-            with self._guard("claim match"), self.engine.connect() as conn:
+            with self.guard("claim match"), self.engine.connect() as conn:
                 conn = conn.execution_options(isolation_level="AUTOCOMMIT")
                 claimed = conn.execute(self._claim, values).scalar_one_or_none()
                 if claimed is None:
@@ -961,7 +982,7 @@ class Store:
 
     def progress(self, season_id: str) -> Progress:
         """How many of the season's matches are in each status."""
-        with self._read("progress") as conn:
+        with self.read("progress") as conn:
             season_pk = self._season_pk(conn, season_id)
             rows = conn.execute(
                 sa.select(t.scheduled_matches.c.status, sa.func.count())
@@ -1057,7 +1078,7 @@ class Store:
 
     def _record_many_once(self, built: list[tuple[str, PreparedResult]]) -> set[str]:
         if not self._postgres:
-            with self._write(f"record {len(built)} results") as conn:
+            with self.write(f"record {len(built)} results") as conn:
                 return self._insert_many(conn, built)
         return self._pg_record(built)
 
@@ -1151,12 +1172,12 @@ class Store:
         if held.pid != os.getpid():  # a forked child never reuses its parent's
             held.conn, held.busy, held.pid = None, False, os.getpid()
         if held.conn is None:
-            with self._guard(what):
+            with self.guard(what):
                 held.conn = self.engine.connect()
             with self._held_lock:
                 self._held_all.append(held.conn)
         elif held.busy:
-            with self._guard(what):
+            with self.guard(what):
                 return self.engine.connect(), False
         held.busy = True
         return held.conn, True
@@ -1316,7 +1337,7 @@ class Store:
     def _record_once(self, match_id: str, rows: PreparedResult) -> bool:
         if self._postgres:
             return self._record_once_pg(match_id, rows)
-        with self._write(f"record result of {match_id}") as conn:
+        with self.write(f"record result of {match_id}") as conn:
             return match_id in self._insert_many(conn, [(match_id, rows)])
 
     def _insert_many(
@@ -1377,7 +1398,7 @@ class Store:
             "done": MatchStatus.DONE.value,
             "at": now,
         }
-        with self._guard(f"record result of {match_id}"), self.engine.connect() as conn:
+        with self.guard(f"record result of {match_id}"), self.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")
             written = conn.execute(_RECORD_PG, params).scalar_one_or_none()
         if written is None:
@@ -1450,7 +1471,7 @@ class Store:
 
     def result(self, match_id: str) -> ResultRow | None:
         """The recorded result of ``match_id``, or None."""
-        with self._read("result") as conn:
+        with self.read("result") as conn:
             found = self._fetch_results(conn, t.results.c.match_id == match_id)
         return found[0] if found else None
 
@@ -1462,14 +1483,14 @@ class Store:
             conditions.append(t.results.c.game == game)
         if season_id is not None:
             conditions.append(t.seasons.c.season_id == season_id)
-        with self._read("results") as conn:
+        with self.read("results") as conn:
             if season_id is not None:
                 self._season_pk(conn, season_id)
             return self._fetch_results(conn, sa.and_(*conditions) if conditions else None)
 
     def faults(self, match_id: str) -> list[FaultRow]:
         """The faults of a recorded match, in the order they happened."""
-        with self._read("faults") as conn:
+        with self.read("faults") as conn:
             rows = conn.execute(
                 sa.select(t.faults).where(t.faults.c.match_id == match_id).order_by(t.faults.c.id)
             ).all()
@@ -1477,7 +1498,7 @@ class Store:
 
     def match_record(self, match_id: str) -> dict[str, Any] | None:
         """The full match record as it was recorded (decompressed), or None."""
-        with self._read("match record") as conn:
+        with self.read("match record") as conn:
             row = conn.execute(
                 sa.select(t.match_records).where(t.match_records.c.match_id == match_id)
             ).one_or_none()
@@ -1488,7 +1509,7 @@ class Store:
 
     def stderr(self, match_id: str, seat: int) -> str:
         """What seat ``seat`` wrote to stderr in the match (capped); "" if nothing."""
-        with self._read("stderr") as conn:
+        with self.read("stderr") as conn:
             row = conn.execute(
                 sa.select(t.seat_stderr).where(
                     (t.seat_stderr.c.match_id == match_id) & (t.seat_stderr.c.seat == seat)
