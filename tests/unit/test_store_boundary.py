@@ -61,14 +61,7 @@ def violations(path: Path) -> list[str]:
             for alias in node.names:
                 if _private(alias.name):
                     found.append((node.lineno, f"imports {node.module}.{alias.name}"))
-                elif (node.module or "") == "saloon.worker.store" or alias.name in (
-                    "schema",
-                    "store",
-                    "engine",
-                    "rows",
-                    "codec",
-                    "config",
-                ):
+                elif (STORE / f"{alias.name}.py").exists():  # a module of the store
                     modules.add(alias.asname or alias.name)
         elif isinstance(node, ast.Import):
             for alias in node.names:
