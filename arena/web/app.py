@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from saloon.arena.boards import BoardCache
 from saloon.arena.registry import Registry
 from saloon.arena.web.errors import WebError
-from saloon.arena.web.guard import Guard
+from saloon.arena.web.guard import BodyRefused, Guard, refused
 from saloon.arena.web.limits import WebLimits
 from saloon.arena.web.sessions import Sessions
 from saloon.arena.web.views import Views
@@ -85,9 +85,14 @@ def status_of(exc: BaseException) -> tuple[int, str]:
 async def on_error(request: Request, exc: Exception) -> Response:
     """An error page (or JSON under /api/), never a traceback."""
     status, message = status_of(exc)
+    headers: dict[str, str] | None = None
     if status == 500:
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-    headers = {"Allow": "GET, HEAD"} if status == 405 else None
+    elif status == 405:
+        headers = {"Allow": "GET, HEAD"}
+    elif isinstance(exc, BodyRefused):
+        refused(request.scope, exc)  # one line; the rest of the body is never read
+        headers = {"Connection": "close"}
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": message, "status": status}, status, headers=headers)
     try:
@@ -117,7 +122,8 @@ def build_app(
     limits = limits or WebLimits()
     registry = Registry(store)
     boards = boards or BoardCache(registry)
-    ctx = WebContext(store, registry, Views(store, boards), Sessions(), templates(), limits)
+    sessions = Sessions(registry.fingerprint)
+    ctx = WebContext(store, registry, Views(store, boards), sessions, templates(), limits)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -4,8 +4,10 @@ uvicorn bounds idle keep-alive connections and header size, but not the time a c
 take to send its headers: a connection that never finishes a request would stay open for
 as long as the client liked. :class:`GuardedH11Protocol` closes any connection whose
 request headers are not complete ``header_timeout_s`` after its first byte (or after it
-opened). The socket is bound at construction, so a port in use fails ``saloon serve`` at
-once with OSError, before anything starts.
+opened), and gives uvicorn's own answer to a request h11 cannot parse (400, which never
+reaches the app and its :class:`~saloon.arena.web.guard.Guard`) the same security headers
+as every other answer. The socket is bound at construction, so a port in use fails
+``saloon serve`` at once with OSError, before anything starts.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from saloon.arena.web.guard import HSTS, SECURITY_HEADERS
 from saloon.arena.web.limits import WebLimits
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,22 @@ class GuardedH11Protocol(H11Protocol):
         self._header_timer = None
         if self.cycle is waiting_for:  # no request's headers completed since it was armed
             self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 cannot parse, with the security headers (its
+        own has none) and without uvicorn's words: ``400 bad request``, then close. Written
+        as bytes: h11 has given up on the connection, and nothing more is read from it."""
+        body = b"bad request\n"
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+            *SECURITY_HEADERS,
+            *([HSTS] if self.scheme == "https" else []),
+        ]
+        head = b"".join(b"%s: %s\r\n" % (name, value) for name, value in headers)
+        self.transport.write(b"HTTP/1.1 400 Bad Request\r\n" + head + b"\r\n" + body)
+        self.transport.close()
 
 
 def bind(address: tuple[str, int]) -> socket.socket:
