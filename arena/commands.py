@@ -84,6 +84,12 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     rotate.add_argument("name")
     add_store_argument(rotate)
     rotate.set_defaults(handler=cmd_user_rotate)
+    remove = sub.add_parser(
+        "remove", help="remove a user: their token and web sessions end; their bots stay"
+    )
+    remove.add_argument("name")
+    add_store_argument(remove)
+    remove.set_defaults(handler=cmd_user_remove)
     listing = sub.add_parser("list", help="users and their roles")
     add_store_argument(listing)
     listing.set_defaults(handler=cmd_user_list)
@@ -263,15 +269,30 @@ def cmd_user_rotate(args: argparse.Namespace, out: TextIO) -> int:
     """Give a user a new token."""
     with _registry(args) as registry:
         token = registry.rotate_token(args.name)
-    out.write(f"user {args.name}: new API token (the old one no longer works):\n{token}\n")
+    out.write(
+        f"user {args.name}: new API token (the old one no longer works, and the web sessions "
+        f"signed in with it have ended):\n{token}\n"
+    )
+    return 0
+
+
+def cmd_user_remove(args: argparse.Namespace, out: TextIO) -> int:
+    """Remove a user (their token and sessions end; what they own stays)."""
+    with _registry(args) as registry:
+        registry.remove_user(args.name)
+    out.write(
+        f"user {args.name} removed: their token no longer works and their web sessions have "
+        "ended; their bots and results stay, and the name stays taken\n"
+    )
     return 0
 
 
 def cmd_user_list(args: argparse.Namespace, out: TextIO) -> int:
-    """List users."""
+    """List users (a removed one is marked ``removed``)."""
     with _registry(args) as registry:
         for user in registry.users():
-            out.write(f"{user.name}\t{user.role.value}\n")
+            removed = "\tremoved" if user.removed else ""
+            out.write(f"{user.name}\t{user.role.value}{removed}\n")
     return 0
 
 

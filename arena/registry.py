@@ -3,7 +3,14 @@ season owners and repeating schedules.
 
 * **Users** have a role (``user`` or ``organiser``) and one API token, ``<user>.<secret>``.
   Only the sha256 of the secret is stored; a token is checked by comparing digests with
-  :func:`hmac.compare_digest` (constant time), after finding the user by name.
+  :func:`hmac.compare_digest` (constant time), after finding the user by name. The
+  stored digest is also the token's *fingerprint*: a web session keeps the fingerprint of
+  the token it was signed in with and ends as soon as it is not the user's any more
+  (rotated, or the user removed).
+* **Removing** a user keeps their row with no token (:data:`REMOVED`): their token stops
+  working and their sessions end, while their bots, versions, seasons and results stay as
+  they are, still theirs. The name stays taken, so nobody added later inherits their
+  bots; a removed user cannot be given a token again.
 * **Bot versions** are accepted here (:meth:`Registry.accept`); how their packages are
   stored and unpacked where a worker seats them is :mod:`saloon.worker.sandbox.stored`,
   which :class:`Registry` extends.
@@ -40,6 +47,8 @@ USER_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z")
 BOT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
 #: Bytes of randomness in a token's secret (256 bits).
 TOKEN_BYTES = 32
+#: The stored token digest of a removed user: not a digest, so no token ever matches it.
+REMOVED = "removed"
 
 
 class Role(StrEnum):
@@ -55,6 +64,8 @@ class User:
 
     name: str
     role: Role
+    #: Removed by the operator: no token, no sessions (see the module docstring).
+    removed: bool = False
 
     @property
     def organiser(self) -> bool:
@@ -97,6 +108,12 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def token_fingerprint(token: str) -> str:
+    """The fingerprint of ``token`` (what :meth:`Registry.fingerprint` gives while it is
+    its user's current token)."""
+    return _digest(token.partition(".")[2])
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -112,8 +129,12 @@ class Registry(StoredBots):
         secret = secrets.token_urlsafe(TOKEN_BYTES)
         with self.store.write("add user") as conn:
             exists = conn.execute(
-                sa.select(t.users.c.name).where(t.users.c.name == name)
+                sa.select(t.users.c.token_hash).where(t.users.c.name == name)
             ).one_or_none()
+            if exists is not None and exists.token_hash == REMOVED:
+                raise UserExists(
+                    f"user {name!r} was removed; the name stays taken (their bots keep it)"
+                )
             if exists is not None:
                 raise UserExists(f"user {name!r} exists (rotate their token instead)")
             conn.execute(
@@ -124,21 +145,49 @@ class Registry(StoredBots):
         return f"{name}.{secret}"
 
     def rotate_token(self, name: str) -> str:
-        """A new token for user ``name``; the old one stops working at once."""
+        """A new token for user ``name``; the old one stops working at once, and so do the
+        web sessions signed in with it."""
         secret = secrets.token_urlsafe(TOKEN_BYTES)
         with self.store.write("rotate token") as conn:
-            done = conn.execute(
+            self._check_present(conn, name)
+            conn.execute(
                 t.users.update().where(t.users.c.name == name).values(token_hash=_digest(secret))
             )
-            if done.rowcount != 1:
-                raise UnknownUser(f"no user named {name!r}")
         return f"{name}.{secret}"
 
+    def remove_user(self, name: str) -> None:
+        """Remove user ``name``: their token stops working and their web sessions end at
+        once; what they own stays (see the module docstring)."""
+        with self.store.write("remove user") as conn:
+            self._check_present(conn, name)
+            conn.execute(t.users.update().where(t.users.c.name == name).values(token_hash=REMOVED))
+
+    @staticmethod
+    def _check_present(conn: sa.Connection, name: str) -> None:
+        row = conn.execute(
+            sa.select(t.users.c.token_hash).where(t.users.c.name == name)
+        ).one_or_none()
+        if row is None:
+            raise UnknownUser(f"no user named {name!r}")
+        if row.token_hash == REMOVED:
+            raise RegistryError(f"user {name!r} was removed already")
+
     def users(self) -> list[User]:
-        """Every user, by name."""
+        """Every user (removed ones too, marked), by name."""
         with self.store.read("users") as conn:
             rows = conn.execute(sa.select(t.users).order_by(t.users.c.name)).all()
-        return [User(r.name, Role(r.role)) for r in rows]
+        return [User(r.name, Role(r.role), r.token_hash == REMOVED) for r in rows]
+
+    def fingerprint(self, name: str) -> str | None:
+        """The fingerprint of user ``name``'s current token (:func:`token_fingerprint`);
+        None when there is no such user or they were removed."""
+        with self.store.read("token fingerprint") as conn:
+            row = conn.execute(
+                sa.select(t.users.c.token_hash).where(t.users.c.name == name)
+            ).one_or_none()
+        if row is None or row.token_hash == REMOVED:
+            return None
+        return str(row.token_hash)
 
     def authenticate(self, token: str) -> User:
         """The user whose token ``token`` is; BadToken (one message for every cause)."""

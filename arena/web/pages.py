@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from saloon.arena.registry import token_fingerprint
 from saloon.arena.web.app import context
 from saloon.arena.web.errors import Forbidden, NotFound, SignInRequired, TooManyAttempts
 from saloon.arena.web.matchview import load_record
@@ -185,14 +186,15 @@ async def signin(request: Request) -> Response:
         user = await run_in_threadpool(ctx.registry.authenticate, token)
     except BadToken:
         ctx.sessions.failed(client or "")
-        return render(
-            request, "signin.html", 403, allowed=True, error="that token is not valid",
+        # On a worker thread: who is signed in (a cookie of another session) reads the store.
+        return await run_in_threadpool(
+            render, request, "signin.html", 403, allowed=True, error="that token is not valid",
             next=_safe_next(form.get("next", "/")),
         )  # fmt: skip
     response = RedirectResponse(_safe_next(form.get("next", "/")), status_code=303)
     response.set_cookie(
         COOKIE,
-        ctx.sessions.open(user),
+        ctx.sessions.open(user, token_fingerprint(token)),
         max_age=SESSION_S,
         path="/",
         secure=True,

@@ -5,6 +5,10 @@ The token is posted in a form body (never in a URL), checked with the registry's
 (scripts cannot read it), SameSite=Strict (no other site can make the browser send it, so
 no cross-site request acts as the owner) and Secure. Sessions live in this process's memory
 and end after :data:`SESSION_S` or on sign-out; restarting the server signs everyone out.
+A session also ends the moment the token it was signed in with stops being its user's
+(``saloon user rotate``, ``saloon user remove``, from any process): it keeps that token's
+fingerprint (``saloon.arena.registry.token_fingerprint``) and every request that presents
+it compares it with the user's current one in the store (one read by primary key).
 Sign-in is refused unless the request came over TLS or from loopback: a token typed into a
 plain-HTTP page on a network would travel in clear.
 """
@@ -15,6 +19,7 @@ import ipaddress
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from saloon.arena.registry import User
@@ -32,16 +37,24 @@ MAX_FAILING_CLIENTS = 10_000
 
 @dataclass(frozen=True)
 class Session:
-    """A signed-in user and when their session ends (monotonic seconds)."""
+    """A signed-in user, the fingerprint of the token they signed in with, and when their
+    session ends (monotonic seconds)."""
 
     user: User
+    fingerprint: str
     ends: float
 
 
-class Sessions:
-    """The signed-in sessions of one web server."""
+#: A user's name -> the fingerprint of their current token (None: no such user, removed).
+CurrentFingerprint = Callable[[str], str | None]
 
-    def __init__(self, max_failures: int = MAX_FAILURES) -> None:
+
+class Sessions:
+    """The signed-in sessions of one web server; ``current`` reads a user's current token
+    fingerprint (``Registry.fingerprint``)."""
+
+    def __init__(self, current: CurrentFingerprint, max_failures: int = MAX_FAILURES) -> None:
+        self.current = current
         self._lock = threading.Lock()
         self._by_id: dict[str, Session] = {}
         self.max_failures = max_failures
@@ -65,17 +78,18 @@ class Sessions:
                 self._failures.pop(next(iter(self._failures)))
             self._failures.setdefault(client, []).append(time.monotonic())
 
-    def open(self, user: User) -> str:
-        """A new session id for ``user``."""
+    def open(self, user: User, fingerprint: str) -> str:
+        """A new session id for ``user``, signed in with the token of ``fingerprint``."""
         sid = secrets.token_urlsafe(32)
         with self._lock:
             while len(self._by_id) >= MAX_SESSIONS:
                 self._by_id.pop(next(iter(self._by_id)))
-            self._by_id[sid] = Session(user, time.monotonic() + SESSION_S)
+            self._by_id[sid] = Session(user, fingerprint, time.monotonic() + SESSION_S)
         return sid
 
     def user(self, sid: str | None) -> User | None:
-        """The user of session ``sid``, or None (unknown or ended)."""
+        """The user of session ``sid``, or None (unknown, ended, or its token is not the
+        user's any more). Reads the store when ``sid`` is a live session."""
         if not sid:
             return None
         with self._lock:
@@ -85,7 +99,11 @@ class Sessions:
             if session.ends < time.monotonic():
                 del self._by_id[sid]
                 return None
-            return session.user
+        if self.current(session.user.name) != session.fingerprint:
+            with self._lock:
+                self._by_id.pop(sid, None)
+            return None
+        return session.user
 
     def close(self, sid: str | None) -> None:
         """End session ``sid`` (sign-out)."""

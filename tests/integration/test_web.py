@@ -293,7 +293,7 @@ def test_a_sign_in_posted_from_another_site_is_refused(web: Web) -> None:
 def test_guessing_tokens_is_throttled_per_address() -> None:
     from saloon.arena.web.sessions import Sessions, same_origin
 
-    sessions = Sessions(max_failures=3)
+    sessions = Sessions(lambda name: None, max_failures=3)
     for _ in range(3):
         assert not sessions.throttled("203.0.113.9")
         sessions.failed("203.0.113.9")

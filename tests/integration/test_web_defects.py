@@ -1,0 +1,278 @@
+"""Regression tests of the web side's defects found by probing it as an attacker (issue 32,
+"Defects"), each on a real uvicorn server on a loopback port, with raw sockets where the
+client must misbehave."""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from saloon.arena.web.guard import CSP
+from saloon.arena.web.limits import WebLimits
+from saloon.referee.record import MatchRecord
+from tests.integration.web_fixtures import FAULTY_MATCH, Web, start_web
+
+#: Short body timeout, so that a body that stops short is answered within the test.
+LIMITS = WebLimits(body_timeout_s=0.5)
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
+    folder: Path = tmp_path_factory.mktemp("defects")
+    running = start_web(str(folder / "saloon.db"), LIMITS)
+    try:
+        yield running
+    finally:
+        running.server.stop()
+        running.store.close()
+
+
+def exchange(site: Web, data: bytes) -> bytes:
+    """Send ``data`` on a raw connection; everything the server answers until it closes
+    the connection (bounded: 10 s)."""
+    with socket.create_connection(("127.0.0.1", site.server.port), timeout=10) as s:
+        s.sendall(data)
+        chunks = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def head_of(reply: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers (lower-case names) and body of a raw HTTP/1.1 answer."""
+    head, _, body = reply.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, body
+
+
+def logged_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """Every line the server logged (tracebacks counted line by line). uvicorn's access
+    log is off in a server (``access_log=False``), but pytest hangs its capture handlers
+    on that logger too, which turns it on here."""
+    lines: list[str] = []
+    for record in caplog.records:
+        if record.name == "uvicorn.access":
+            continue
+        lines.extend(caplog.handler.format(record).splitlines())
+    return lines
+
+
+def assert_secured(headers: dict[str, str]) -> None:
+    assert headers["content-security-policy"] == CSP
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["x-frame-options"] == "DENY"
+
+
+# -- body limits ---------------------------------------------------------------------------
+
+
+def test_a_chunked_body_past_the_limit_gets_413_and_one_log_line(
+    web: Web, caplog: pytest.LogCaptureFixture
+) -> None:
+    # It was "internal error" (500) and ~45 log lines with two tracebacks (guard.TooLarge).
+    body = b"token=" + b"x" * 8994  # 9,000 bytes, sent in chunks: no Content-Length
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in (body[:4000], body[4000:]))
+    request = (
+        b"POST /signin HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n\r\n" + chunks + b"0\r\n\r\n"
+    )
+    with caplog.at_level(logging.INFO):
+        status, headers, reply = head_of(exchange(web, request))
+        time.sleep(0.3)  # anything logged after the answer
+    assert status == 413, reply
+    assert_secured(headers)
+    lines = logged_lines(caplog)
+    assert len(lines) == 1, lines
+    assert "413" in lines[0] and "/signin" in lines[0]
+    assert not any("Traceback" in line for line in lines)
+
+
+def test_a_body_that_stops_short_of_its_content_length_gets_408_and_one_log_line(
+    web: Web, caplog: pytest.LogCaptureFixture
+) -> None:
+    # It was "internal error" (500) and a TimeoutError traceback.
+    request = (
+        b"POST /signin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n\r\ntoken=abc"
+    )
+    with caplog.at_level(logging.INFO):
+        started = time.monotonic()
+        status, headers, reply = head_of(exchange(web, request))
+        took = time.monotonic() - started
+        time.sleep(0.3)
+    assert status == 408, reply
+    assert LIMITS.body_timeout_s <= took < 5
+    assert_secured(headers)
+    lines = logged_lines(caplog)
+    assert len(lines) == 1, lines
+    assert "408" in lines[0] and "/signin" in lines[0]
+
+
+def test_a_body_whose_client_goes_away_logs_one_line_and_no_traceback(
+    web: Web, caplog: pytest.LogCaptureFixture
+) -> None:
+    request = (
+        b"POST /signin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n\r\ntoken=abc"
+    )
+    with caplog.at_level(logging.INFO):
+        with socket.create_connection(("127.0.0.1", web.server.port), timeout=10) as s:
+            s.sendall(request)
+            time.sleep(0.1)
+        time.sleep(LIMITS.body_timeout_s + 0.5)
+    lines = logged_lines(caplog)
+    assert len(lines) <= 1, lines
+    assert not any("Traceback" in line for line in lines)
+
+
+def test_the_server_still_answers_after_refusing_bodies(web: Web) -> None:
+    status, _, _ = head_of(
+        exchange(web, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    )
+    assert status == 200
+
+
+# -- Host header ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8443", "127.0.0.1"])
+def test_a_redirect_never_names_the_host_the_client_sent(web: Web, host: str) -> None:
+    # GET /static with Host: evil.example redirected to http://evil.example/static/.
+    request = f"GET /static HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+    status, headers, _ = head_of(exchange(web, request))
+    assert status in (301, 302, 307, 308)
+    assert headers["location"] == "/static/"
+    assert_secured(headers)
+
+
+def test_a_redirect_keeps_its_query_and_never_becomes_protocol_relative(web: Web) -> None:
+    from saloon.arena.web.guard import relative_location
+
+    assert relative_location("http://evil.example/static/?a=1") == "/static/?a=1"
+    assert relative_location("/signin?next=/bot/x") == "/signin?next=/bot/x"
+    assert relative_location("http://evil.example//evil.example/x") == "/evil.example/x"
+    assert relative_location("//evil.example/x") == "/x"
+    assert relative_location("/\\evil.example/x") == "/evil.example/x"
+    assert relative_location("https://h") == "/"
+
+
+# -- the server's own 400s -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03garbage\r\n\r\n", b"NOT HTTP AT ALL\r\n\r\n",
+     b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"],
+)  # fmt: skip
+def test_the_servers_own_400_carries_the_security_headers(web: Web, garbage: bytes) -> None:
+    # uvicorn's "Invalid HTTP request received." had no CSP and no nosniff.
+    status, headers, body = head_of(exchange(web, garbage))
+    assert status == 400, body
+    assert_secured(headers)
+    assert headers["connection"] == "close"
+    assert headers["content-type"].startswith("text/plain")
+
+
+# -- sessions end with their token ---------------------------------------------------------
+
+
+def sign_in(site: Web, user: str) -> str:
+    conn = http.client.HTTPConnection("127.0.0.1", site.server.port, timeout=10)
+    try:
+        conn.request(
+            "POST", "/signin", body=f"token={site.tokens[user]}".encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )  # fmt: skip
+        reply = conn.getresponse()
+        reply.read()
+        assert reply.status == 303
+        return (reply.getheader("set-cookie") or "").split(";")[0]
+    finally:
+        conn.close()
+
+
+def status_of(site: Web, path: str, cookie: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", site.server.port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Cookie": cookie})
+        reply = conn.getresponse()
+        reply.read()
+        return reply.status
+    finally:
+        conn.close()
+
+
+def saloon_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The ``saloon`` command in its own process (as an operator runs it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "saloon.arena.cli", *args],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def alice_seat(site: Web) -> tuple[str, str]:
+    record = MatchRecord.from_json(site.store.match_record(FAULTY_MATCH))
+    seat = next(s.seat for s in record.seats if s.bot.startswith("bot:alice"))
+    return f"/match/{FAULTY_MATCH}/seat/{seat}", f"/api/matches/{FAULTY_MATCH}/seats/{seat}"
+
+
+def test_rotating_a_token_ends_the_sessions_signed_in_with_it(web: Web) -> None:
+    # After `saloon user rotate alice` a session signed in with the old token still read
+    # alice's seat views (200) for up to 12 h.
+    page, api = alice_seat(web)
+    cookie = sign_in(web, "alice")
+    assert status_of(web, page, cookie) == 200 and status_of(web, api, cookie) == 200
+    done = saloon_cli("user", "rotate", "alice", "--store", web.store.url)
+    assert done.returncode == 0, done.stderr
+    web.tokens["alice"] = done.stdout.strip().splitlines()[-1]
+    assert status_of(web, page, cookie) == 401
+    assert status_of(web, api, cookie) == 401
+    # The new token signs in again.
+    assert status_of(web, page, sign_in(web, "alice")) == 200
+
+
+def test_removing_a_user_ends_their_sessions_and_refuses_their_token(web: Web) -> None:
+    from saloon.arena.registry import Registry
+    from saloon.worker.errors import BadToken, UserExists
+
+    bob = sign_in(web, "bob")
+    token = web.tokens["bob"]
+    assert status_of(web, f"/api/matches/{FAULTY_MATCH}/seats/0", bob) in (200, 403)
+    done = saloon_cli("user", "remove", "bob", "--store", web.store.url)
+    assert done.returncode == 0, done.stderr
+    assert "bob" in done.stdout
+    assert status_of(web, "/", bob) == 200  # pages stay public
+    assert status_of(web, f"/api/matches/{FAULTY_MATCH}/seats/0", bob) == 401
+    registry = Registry(web.store)
+    with pytest.raises(BadToken):
+        registry.authenticate(token)
+    listing = saloon_cli("user", "list", "--store", web.store.url).stdout
+    assert "bob\tuser\tremoved" in listing.splitlines()
+    # The name stays taken (its bots keep their owner): nobody can inherit them.
+    with pytest.raises(UserExists):
+        registry.add_user("bob")
+    assert web.store.bot("bobbot") is not None and web.store.bot("bobbot").owner == "bob"
+    again = saloon_cli("user", "remove", "bob", "--store", web.store.url)
+    assert again.returncode == 1 and "removed already" in again.stderr
+    rotate = saloon_cli("user", "rotate", "bob", "--store", web.store.url)
+    assert rotate.returncode == 1 and "removed already" in rotate.stderr
