@@ -146,7 +146,7 @@ def tail_season(store: Store, n: int, bots: int) -> tuple[int, list[tuple[str, i
 
 
 def record(store: Store, match_id: str, a: int, b: int, first: bool) -> None:
-    """What record_result writes for a board: the result, its seats, the match DONE."""
+    """What recording a result writes for a board: the result, its seats, the match DONE."""
     now = datetime.now(UTC)
     with store.engine.begin() as conn:
         conn.execute(

@@ -8,8 +8,9 @@ backend, then read back. Per backend, in the same run:
 
 * the floor: one single-row INSERT + COMMIT (the backend's own commit cost, fsync included);
 * ``create_season`` of the whole schedule (one transaction);
-* ``record_result`` per match (median, p90), the first write of each match id;
-* ``record_result`` of a duplicate (the retried job's path: nothing written);
+* recording one match (``record_results`` of one prepared result) per match (median,
+  p90), the first write of each match id;
+* recording a duplicate (the retried job's path: nothing written);
 * ``results(season_id=...)`` of all the matches (median of ``--reads``), per result;
 * ``match_record`` (decompress + parse), median.
 
@@ -113,9 +114,18 @@ def measure(
         writes = []
         for match_id in ids:
             copy = dict(record, match_id=match_id)
-            writes.append(timed(lambda c=copy, m=match_id: store.record_result(m, c, stderr)))
+            writes.append(
+                timed(
+                    lambda c=copy, m=match_id: store.record_results(
+                        [store.prepare_result(m, c, stderr)]
+                    )[0]
+                )
+            )
         dup = dict(record, match_id=ids[0])
-        dups = [timed(lambda: store.record_result(ids[0], dup, stderr)) for _ in range(min(n, 50))]
+        dups = [
+            timed(lambda: store.record_results([store.prepare_result(ids[0], dup, stderr)])[0])
+            for _ in range(min(n, 50))
+        ]
         read_all = [timed(lambda: store.results(season_id="bench")) for _ in range(reads)]
         got = store.results(season_id="bench")
         if [r.match_id for r in got] != ids:
@@ -172,7 +182,7 @@ def main() -> None:
         "backend",
         "commit floor",
         "create_season",
-        "record_result median",
+        "record median",
         "p90",
         "x floor",
         "duplicate",

@@ -78,7 +78,7 @@ RUNNER = textwrap.dedent(
         records.append(play_match(game, made, i, match_id=mid).to_json())
     store.create_season("bench", {"game": game}, specs)
     for record in records:
-        store.record_result(record["match_id"], record, {})
+        store.record_results([store.prepare_result(record["match_id"], record, {})])[0]
     if kind == "old":
         from saloon.arena.web import BoardServer
         server = BoardServer(("127.0.0.1", 0), store)
@@ -259,7 +259,9 @@ def bench_replay() -> list[tuple[str, ...]]:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store.open(str(Path(tmp) / "r.db"))
         for copy in ("warm", "long"):  # the same match twice: one to warm the server up
-            store.record_result(copy, {**record.to_json(), "match_id": copy}, {})
+            store.record_results(
+                [store.prepare_result(copy, {**record.to_json(), "match_id": copy}, {})]
+            )[0]
         server = WebServer(("127.0.0.1", 0), build_app(store))
         server.start()
         try:

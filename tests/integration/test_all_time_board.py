@@ -16,7 +16,13 @@ GAME = "western-showdown-v1"
 
 def _record(store: Store, match_id: str, bots: list[str], seed: int) -> None:
     seats = [InProcessSeat(make_house_bot(GAME, b.removeprefix("house:")), b, "t") for b in bots]
-    store.record_result(match_id, play_match(GAME, seats, seed, match_id=match_id).to_json(), {})
+    store.record_results(
+        [
+            store.prepare_result(
+                match_id, play_match(GAME, seats, seed, match_id=match_id).to_json(), {}
+            )
+        ]
+    )[0]
 
 
 def test_all_time_board_lists_bots_scheduled_in_a_season_without_results(

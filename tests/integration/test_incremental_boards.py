@@ -102,7 +102,7 @@ def test_checkpoint_equals_a_full_fold_whatever_the_recording_order(url: str) ->
         order = list(records)
         random.Random(3).shuffle(order)
         for record in order:
-            store.record_result(record["match_id"], record, {})
+            store.record_results([store.prepare_result(record["match_id"], record, {})])[0]
             game_leaderboard(store, GAME)  # extends the checkpoint one result at a time
         board, _ = game_leaderboard(store, GAME)
         _same(board, rebuilt_leaderboard(store, GAME))
@@ -121,10 +121,10 @@ def test_a_result_ahead_of_an_unplayed_match_waits_for_it(url: str) -> None:
         records = {r["match_id"]: r for r in _fill(store)}
         store.mark_match("s1-0", MatchStatus.QUEUED)
         for i in range(1, 5):
-            store.record_result(f"s1-{i}", records[f"s1-{i}"], {})
+            store.record_results([store.prepare_result(f"s1-{i}", records[f"s1-{i}"], {})])[0]
         waiting, _ = game_leaderboard(store, GAME)
         assert waiting.standings.matches == 0  # s1-0 is queued: s1-1..4 wait
-        store.record_result("s1-0", records["s1-0"], {})
+        store.record_results([store.prepare_result("s1-0", records["s1-0"], {})])[0]
         board, _ = game_leaderboard(store, GAME)
         assert board.standings.matches == 5
         _same(board, rebuilt_leaderboard(store, GAME))
@@ -137,12 +137,16 @@ def test_a_match_recorded_behind_the_prefix_rebuilds_the_board(url: str) -> None
         store.set_season_status("s1", SeasonStatus.FAILED)  # settled: s1-2 is passed over
         for match_id, record in records.items():
             if match_id != "s1-2":
-                store.record_result(match_id, record, {})
+                store.record_results([store.prepare_result(match_id, record, {})])[0]
         before, _ = game_leaderboard(store, GAME)
         assert before.standings.matches == len(records) - 2  # less s1-2 and the aborted one
-        store.record_result("s1-2", records["s1-2"], {})  # retried after all
+        store.record_results([store.prepare_result("s1-2", records["s1-2"], {})])[
+            0
+        ]  # retried after all
         zed = ["bot:zed@z1", "house:random", "house:greedy"]
-        store.record_result("s3-0", _record("s3-0", zed, 7), {})  # a season never started
+        store.record_results([store.prepare_result("s3-0", _record("s3-0", zed, 7), {})])[
+            0
+        ]  # a season never started
         after, _ = game_leaderboard(store, GAME)
         _same(after, rebuilt_leaderboard(store, GAME))
         assert after.standings.matches == len(records) and after.rows[0].rank == 1
@@ -158,7 +162,7 @@ def test_two_processes_holding_unwritten_checkpoints_both_stay_exact(url: str) -
         order = list(records)
         random.Random(5).shuffle(order)
         for i, record in enumerate(order):
-            one.record_result(record["match_id"], record, {})
+            one.record_results([one.prepare_result(record["match_id"], record, {})])[0]
             # Each holds what it took in, mostly unwritten; the other's write moves the
             # stored checkpoint under it (it then re-reads and re-extends).
             game_leaderboard(one if i % 2 else two, GAME, details=i % 3 == 0)

@@ -104,7 +104,7 @@ def fill(url: str, played: Any, completion_order: random.Random | None = None) -
         if completion_order is not None:
             completion_order.shuffle(records)  # the order workers happened to finish in
         for record in records:
-            store.record_result(record["match_id"], record, {})
+            store.record_results([store.prepare_result(record["match_id"], record, {})])[0]
     finally:
         store.close()
 

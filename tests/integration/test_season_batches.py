@@ -176,7 +176,7 @@ def test_the_batch_size_is_measured_on_the_games_recorded_matches_or_one_played_
         for i, spec in enumerate(first[:5]):
             record = play_spec(spec).record
             record.timing["match_ms"] = [2.0, 4.0, 1000.0, 3.0, 5.0][i]
-            store.record_result(spec.match_id, record, {})
+            store.record_results([store.prepare_result(spec.match_id, record, {})])[0]
         assert measured_match_ms(store, first) == 4.0
         # Results recorded before the time was kept beside them: read from their records.
         with store.engine.begin() as conn:

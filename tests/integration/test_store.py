@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +48,7 @@ from saloon.worker.store.schema import (
     metadata,
     result_seats,
 )
+from saloon.worker.store.schema import results as result_rows
 from saloon.worker.store.store import (
     MatchStatus,
     Outcome,
@@ -232,7 +235,7 @@ def test_mark_match_counts_attempts_and_never_moves_a_done_match_back(store: Sto
     store.mark_match("s-1", MatchStatus.RUNNING)
     store.mark_match("s-1", MatchStatus.FAILED, "worker lost")
     store.mark_match("s-1", MatchStatus.RUNNING)
-    store.record_result("s-1", record("s-1"), {})
+    store.record_results([store.prepare_result("s-1", record("s-1"), {})])[0]
     store.mark_match("s-1", MatchStatus.FAILED, "a late duplicate")
     rows = store.scheduled("s")
     assert [r.index for r in rows] == [0, 1, 2]
@@ -256,9 +259,19 @@ def test_record_result_writes_once_and_keeps_everything(store: Store) -> None:
     )
     raw = record("s-0", faults=faults, played_out=(1,), scores=(20.0, 5.0), ranks=(0, 1))
     cap = StoreConfig().stderr_cap_bytes
-    assert store.record_result("s-0", raw, {0: "thinking\n", 1: "x" * (cap + 10)}) is True
+    assert (
+        store.record_results(
+            [store.prepare_result("s-0", raw, {0: "thinking\n", 1: "x" * (cap + 10)})]
+        )[0]
+        is True
+    )
     # A retried job with other content: nothing changes.
-    assert store.record_result("s-0", record("s-0", scores=(0.0, 99.0)), {0: "again"}) is False
+    assert (
+        store.record_results(
+            [store.prepare_result("s-0", record("s-0", scores=(0.0, 99.0)), {0: "again"})]
+        )[0]
+        is False
+    )
 
     result = store.result("s-0")
     assert result is not None
@@ -285,7 +298,7 @@ def test_record_result_writes_once_and_keeps_everything(store: Store) -> None:
 
 def test_an_aborted_match_keeps_its_reason_and_has_no_scores(store: Store) -> None:
     raw = record("local-1", scores=(), ranks=(), outcome="aborted", abort_reason="wall_clock")
-    assert store.record_result("local-1", raw, {}) is True
+    assert store.record_results([store.prepare_result("local-1", raw, {})])[0] is True
     result = store.result("local-1")
     assert result is not None
     assert (result.outcome, result.abort_reason) == (Outcome.ABORTED, "wall_clock")
@@ -307,7 +320,7 @@ def test_a_bad_record_is_refused_and_nothing_written(
     store: Store, raw: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(InvalidRecord, match=message):
-        store.record_result("m", raw, {})
+        store.record_results([store.prepare_result("m", raw, {})])[0]
     assert store.result("m") is None
 
 
@@ -319,7 +332,12 @@ def test_results_come_in_schedule_order_never_completion_order(store: Store) -> 
     finished += ["local-a", "early-by-name-1"]
     for match_id in finished:
         game = "h" if match_id.startswith("other") else "g"
-        assert store.record_result(match_id, record(match_id, game=game), {}) is True
+        assert (
+            store.record_results([store.prepare_result(match_id, record(match_id, game=game), {})])[
+                0
+            ]
+            is True
+        )
     order = [r.match_id for r in store.results()]
     assert order == [
         "late-0",
@@ -361,7 +379,8 @@ RACER = textwrap.dedent(
     store = Store.open(url)  # both migrate a fresh database at once
     schedule = [ScheduledMatch(m, i, {}) for i, m in enumerate(sorted(ids))]
     created = store.create_season("race", {"game": "g"}, schedule)
-    wrote = [store.record_result(m, records[m], {0: "from " + str(os.getpid())}) for m in ids]
+    stderr = {0: "from " + str(os.getpid())}
+    wrote = [store.record_results([store.prepare_result(m, records[m], stderr)])[0] for m in ids]
     print(json.dumps({"created": created, "wrote": wrote}), flush=True)
     store.close()
     """
@@ -511,27 +530,41 @@ def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_o
 ) -> None:
     admin = sa.create_engine(store_url)
     killed: list[int] = []
+    stop = threading.Event()
 
-    def kill_own_backend(conn: sa.Connection, _cursor: Any, statement: str, *_: Any) -> None:
-        # Before the statement that writes the seats (the one-statement record, which
-        # writes the result row too) reaches the server; twice, as the store tries once
-        # more on a fresh connection when its connection was dropped.
-        if len(killed) < 2 and "INSERT INTO result_seats" in statement:
-            pid = conn.connection.dbapi_connection.info.backend_pid  # type: ignore[union-attr]
+    def kill_the_recorder(locker_pid: int) -> None:
+        # While the record's statement is executing (its result row waits on the row the
+        # locker inserted, not committed), its connection is killed; twice, as the store
+        # tries once more on a fresh connection when its connection was dropped.
+        blocked = sa.text("SELECT pid FROM pg_stat_activity WHERE :p = ANY(pg_blocking_pids(pid))")
+        deadline = time.monotonic() + 30
+        while len(killed) < 2 and not stop.is_set() and time.monotonic() < deadline:
             with admin.begin() as other:
-                other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
-            killed.append(pid)
+                for pid in other.execute(blocked, {"p": locker_pid}).scalars():
+                    if pid not in killed:
+                        other.execute(sa.text("SELECT pg_terminate_backend(:p, 5000)"), {"p": pid})
+                        killed.append(pid)
+            time.sleep(0.01)
 
-    sa.event.listen(store.engine, "before_cursor_execute", kill_own_backend)
+    prepared = store.prepare_result("lost-0", record("lost-0"), {})
     try:
-        with pytest.raises(StoreUnavailable, match="unavailable"):
-            store.record_result("lost-0", record("lost-0"), {})
+        with admin.connect() as locker:
+            locker.execute(result_rows.insert().values(dict(prepared.result, match_id="lost-0")))
+            locker_pid = locker.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+            killer = threading.Thread(target=kill_the_recorder, args=(locker_pid,))
+            killer.start()
+            try:
+                with pytest.raises(StoreUnavailable, match="unavailable"):
+                    store.record_results([prepared])[0]
+            finally:
+                stop.set()
+                killer.join(timeout=30)
+                locker.rollback()
     finally:
-        sa.event.remove(store.engine, "before_cursor_execute", kill_own_backend)
         admin.dispose()
     assert len(killed) == 2 and store.result("lost-0") is None  # nothing ever committed
-    assert store.record_result("lost-0", record("lost-0"), {}) is True
-    assert store.record_result("lost-0", record("lost-0"), {}) is False
+    assert store.record_results([store.prepare_result("lost-0", record("lost-0"), {})])[0] is True
+    assert store.record_results([store.prepare_result("lost-0", record("lost-0"), {})])[0] is False
     assert len(store.results()) == 1
 
 
@@ -544,10 +577,15 @@ def test_pooled_connections_killed_by_the_server_are_replaced_before_use(
     admin = sa.create_engine(store_url)
     try:
         with admin.begin() as other:
-            other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            other.execute(sa.text("SELECT pg_terminate_backend(:p, 5000)"), {"p": pid})
     finally:
         admin.dispose()
-    assert store.record_result("after-kill", record("after-kill"), {}) is True
+    assert (
+        store.record_results([store.prepare_result("after-kill", record("after-kill"), {})])[0]
+        is True
+    )
+    # A pooled connection's statement (records go on the thread's held one): replaced too.
+    assert store.claim_match("after-kill") is None
 
 
 def test_an_unreachable_postgres_is_store_unavailable() -> None:
@@ -564,13 +602,17 @@ def test_a_forked_child_uses_fresh_connections_and_the_parent_keeps_its_own(
     if pid == 0:  # the child: record one match, exit without running pytest's teardown
         code = 1
         try:
-            code = 0 if store.record_result("fork-0", record("fork-0"), {}) else 2
+            code = (
+                0
+                if store.record_results([store.prepare_result("fork-0", record("fork-0"), {})])[0]
+                else 2
+            )
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert store.record_result("fork-1", record("fork-1"), {}) is True
-    assert store.record_result("fork-0", record("fork-0"), {}) is False
+    assert store.record_results([store.prepare_result("fork-1", record("fork-1"), {})])[0] is True
+    assert store.record_results([store.prepare_result("fork-0", record("fork-0"), {})])[0] is False
     assert [r.match_id for r in store.results()] == ["fork-0", "fork-1"]
 
 
@@ -579,7 +621,7 @@ def test_mark_matches_moves_many_at_once_and_skips_done_ones(store: Store) -> No
     store.create_season(
         "bulk", {"game": "g"}, [ScheduledMatch(m, i, {}) for i, m in enumerate(ids)]
     )
-    store.record_result(ids[7], record(ids[7]), {})
+    store.record_results([store.prepare_result(ids[7], record(ids[7]), {})])[0]
     assert store.mark_matches(ids, MatchStatus.QUEUED) == len(ids) - 1
     assert store.progress("bulk").count(MatchStatus.QUEUED) == len(ids) - 1
     queued = store.scheduled("bulk", [MatchStatus.QUEUED])
@@ -595,7 +637,7 @@ def test_match_states_are_the_matches_in_the_statuses_asked_for_without_specs(
 ) -> None:
     store.create_season("st", {"game": "g"}, schedule("st", 4))
     store.claim_match("st-1", "worker-a")
-    store.record_result("st-2", record("st-2"), {})
+    store.record_results([store.prepare_result("st-2", record("st-2"), {})])[0]
     states = store.match_states("st", [MatchStatus.PENDING, MatchStatus.RUNNING])
     assert [(s.match_id, s.index, s.status) for s in states] == [
         ("st-0", 0, MatchStatus.PENDING),
@@ -628,8 +670,8 @@ def test_a_sqlite_store_locked_past_the_busy_timeout_is_unavailable_not_broken(
             holder.execution_options(saloon_store_write=True)
             # BEGIN IMMEDIATE: the holder keeps the write lock while the other tries.
             with holder.begin(), pytest.raises(StoreUnavailable, match="locked"):
-                impatient.record_result("m", record("m"), {})
-        assert impatient.record_result("m", record("m"), {}) is True
+                impatient.record_results([impatient.prepare_result("m", record("m"), {})])[0]
+        assert impatient.record_results([impatient.prepare_result("m", record("m"), {})])[0] is True
     finally:
         impatient.close()
 
@@ -664,7 +706,7 @@ def test_claim_matches_claims_each_by_its_id_and_leaves_done_and_cancelled_alone
     store: Store,
 ) -> None:
     store.create_season("cb", {"game": "seas-of-strife-v1"}, schedule("cb", 4))
-    assert store.record_result("cb-0", record("cb-0"), {})
+    assert store.record_results([store.prepare_result("cb-0", record("cb-0"), {})])[0]
     store.mark_match("cb-3", MatchStatus.CANCELLED)
     got = store.claim_matches(["cb-0", "cb-1", "cb-2", "cb-3", "nope"], "w1")
     assert got == {
@@ -695,7 +737,7 @@ def test_claim_matches_claims_each_by_its_id_and_leaves_done_and_cancelled_alone
 
 def test_record_results_writes_each_match_once_with_its_rows(store: Store) -> None:
     store.create_season("rb", {"game": "seas-of-strife-v1"}, schedule("rb", 3))
-    assert store.record_result("rb-1", record("rb-1"), {})
+    assert store.record_results([store.prepare_result("rb-1", record("rb-1"), {})])[0]
     fault = Fault(0, FaultKind.TIMEOUT, 3, "slow")
     items = [
         store.prepare_result("rb-0", record("rb-0", faults=(fault,)), {0: "oops"}),
@@ -721,7 +763,7 @@ def played(match_id: str, **extra: Any) -> MatchRecord:
 
 def test_send_results_records_a_workers_records_once_as_their_json(store: Store) -> None:
     store.create_season("sr", {"game": "seas-of-strife-v1"}, schedule("sr", 4))
-    assert store.record_result("sr-1", played("sr-1"), {}) is True
+    assert store.record_results([store.prepare_result("sr-1", played("sr-1"), {})])[0] is True
     fault = Fault(1, FaultKind.INVALID, 2, "no such card")
     items = [
         store.prepare_result("sr-0", played("sr-0", faults=(fault,)), {1: "hm"}),
@@ -784,7 +826,7 @@ def test_a_connection_dropped_around_a_sent_record_records_it_once(
 def test_records_are_stored_as_zstd_and_older_zlib_records_stay_readable(store: Store) -> None:
     store.create_season("enc", {"game": "seas-of-strife-v1"}, schedule("enc", 3))
     for i in range(3):
-        store.record_result(f"enc-{i}", record(f"enc-{i}"), {})
+        store.record_results([store.prepare_result(f"enc-{i}", record(f"enc-{i}"), {})])[0]
     rows = stored_records(store)
     assert {r.encoding for r in rows} == {"zstd+json"}
     assert all(zstandard.ZstdDecompressor().decompress(r.data) for r in rows)

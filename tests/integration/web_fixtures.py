@@ -78,7 +78,9 @@ def fill(store: Store) -> dict[str, str]:
         for record in records:
             alice = next(s.seat for s in record.seats if s.bot.startswith("bot:alice"))
             stderr = {alice: _marked(record, alice)} if record.match_id == FAULTY_MATCH else {}
-            store.record_result(record.match_id, record.to_json(), stderr)
+            store.record_results([store.prepare_result(record.match_id, record.to_json(), stderr)])[
+                0
+            ]
         store.set_season_status(season_id, SeasonStatus.DONE)
     running = [ScheduledMatch(f"web-live-{i}", i, {"seats": SEASONS[WESTERN][1]}) for i in range(4)]
     store.create_season("web-live", {"game": WESTERN}, running)

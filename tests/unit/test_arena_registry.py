@@ -139,7 +139,9 @@ def test_a_board_is_made_again_only_when_the_results_change(registry: Registry) 
     assert cache.get("other", make) == 2
     seats = [resolve_seat("house:greedy", "seizure-v1"), resolve_seat("house:random", "seizure-v1")]
     record = play_match("seizure-v1", seats, seed=3, match_id="stamp-1")
-    assert registry.store.record_result("stamp-1", record.to_json(), {})
+    assert registry.store.record_results(
+        [registry.store.prepare_result("stamp-1", record.to_json(), {})]
+    )[0]
     assert cache.get("k", make) == 3  # a new result: made again
     assert cache.get("k", make) == 3 and len(made) == 3
 
@@ -169,9 +171,13 @@ def test_a_board_stamped_by_its_checkpoint_is_made_again_only_when_the_board_mov
 
     def record(match_id: str, seed: int) -> None:
         seats = [resolve_seat(bot, game) for bot in pair]
-        store.record_result(
-            match_id, play_match(game, seats, seed, match_id=match_id).to_json(), {}
-        )
+        store.record_results(
+            [
+                store.prepare_result(
+                    match_id, play_match(game, seats, seed, match_id=match_id).to_json(), {}
+                )
+            ]
+        )[0]
 
     assert cache.get("b", make, stamp) == 1 and cache.get("b", make, stamp) == 1
     record("st-1", 1)  # st-0 not played yet: the board does not move, nor its stamp

@@ -4,7 +4,7 @@
 JSON, the store URL). Bot faults are inside the record, so they never fail a job; what
 fails a job is infrastructure (the store unreachable, a sandbox that cannot start), and
 RQ retries it with backoff (saloon.worker.queue.season_queue). Recording is idempotent by
-match id (``Store.record_result`` writes once), so a retried or duplicated job changes
+match id (``Store.record_results`` writes each once), so a retried or duplicated job changes
 nothing.
 """
 

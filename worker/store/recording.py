@@ -28,7 +28,6 @@ from saloon.worker.store.connections import (
     StoreBase,
     _ConnectionLost,
     _Flight,
-    _json_text,
     _now,
 )
 from saloon.worker.store.rows import (
@@ -55,56 +54,15 @@ _INSERT_RECORD = t.match_records.insert()
 _INSERT_STDERR = t.seat_stderr.insert()
 
 
-#: PostgreSQL: record a match in one statement (Store._record_once_pg). Every write hangs
-#: off the result row that the first CTE inserts, so a match recorded already (ON
-#: CONFLICT: no row) writes nothing at all. Faults keep their order (their ids are the
-#: order faults() reads back): WITH ORDINALITY, inserted in that order.
-_RECORD_PG = sa.text(
-    """
-WITH r AS (
-    INSERT INTO results
-        (match_id, game, options, seed, outcome, abort_reason, saloon_version, finished_at,
-         match_ms)
-    VALUES (:match_id, :game, CAST(:options AS JSON), :seed, :outcome, :abort_reason,
-            :saloon_version, :finished_at, :match_ms)
-    ON CONFLICT (match_id) DO NOTHING
-    RETURNING match_id
-), seats AS (
-    INSERT INTO result_seats (match_id, seat, bot, version, score, rank, played_out, faults)
-    SELECT r.match_id, x.seat, x.bot, x.version, x.score, x.rank, x.played_out, x.faults
-    FROM r CROSS JOIN json_to_recordset(CAST(:seats AS JSON)) AS x(
-        seat INTEGER, bot TEXT, version TEXT, score DOUBLE PRECISION, rank INTEGER,
-        played_out BOOLEAN, faults INTEGER)
-), faults AS (
-    INSERT INTO faults (match_id, seat, kind, decision, detail)
-    SELECT r.match_id, CAST(x.f ->> 'seat' AS INTEGER), x.f ->> 'kind',
-           CAST(x.f ->> 'decision' AS INTEGER), x.f ->> 'detail'
-    FROM r CROSS JOIN json_array_elements(CAST(:faults AS JSON)) WITH ORDINALITY AS x(f, n)
-    ORDER BY x.n
-), record AS (
-    INSERT INTO match_records (match_id, encoding, raw_bytes, data)
-    SELECT r.match_id, :encoding, :raw_bytes, :data FROM r
-), stderr AS (
-    INSERT INTO seat_stderr (match_id, seat, "text", dropped_bytes)
-    SELECT r.match_id, x.seat, x."text", x.dropped_bytes
-    FROM r CROSS JOIN json_to_recordset(CAST(:stderr AS JSON)) AS x(
-        seat INTEGER, "text" TEXT, dropped_bytes INTEGER)
-), done AS (
-    UPDATE scheduled_matches SET status = :done, updated_at = :at
-    WHERE match_id IN (SELECT match_id FROM r)
-)
-SELECT match_id FROM r
-"""
-)
-
-
-#: PostgreSQL: record SEVERAL matches in one statement (Store.record_results and
-#: send_results): the same shape as _RECORD_PG, each row set keyed by its match id, every
-#: write hanging off the result rows the first CTE inserts (a match recorded already writes
-#: nothing). Sent through libpq itself (Store._pg_send), so every parameter is text: the
-#: row sets as JSON arrays ($1 results, $2 seats, $3 faults, $4 stderr, $5 records, their
-#: compressed blobs in base64), $6 the encoding, $7 DONE, $8 the time of the DONE marks (each
-#: result row carries its own finish time).
+#: PostgreSQL: record matches in ONE statement (Store.send_results), in autocommit (its
+#: own durable transaction): data-modifying CTEs, each row set keyed by its match id,
+#: every write hanging off the result rows the first CTE inserts, so a match recorded
+#: already (ON CONFLICT: no row) writes nothing at all. Faults keep their order (their ids
+#: are the order faults() reads back): WITH ORDINALITY, inserted in that order. Sent
+#: through libpq itself (Store._pg_send), so every parameter is text: the row sets as JSON
+#: arrays ($1 results, $2 seats, $3 faults, $4 stderr, $5 records, their compressed blobs
+#: in base64), $6 the encoding, $7 DONE, $8 the time of the DONE marks (each result row
+#: carries its own finish time).
 _RECORD_MANY_PG = b"""
 WITH r AS (
     INSERT INTO results
@@ -212,27 +170,6 @@ class Recording(StoreBase):
             t.results.c.match_id.in_(sa.bindparam("b_ids", expanding=True))
         )
 
-    def record_result(
-        self,
-        match_id: str,
-        record: dict[str, Any] | MatchRecord,
-        stderr: Mapping[int, str],
-        *,
-        parsed: MatchRecord | None = None,
-    ) -> bool:
-        """Store a finished match once: True when this call wrote it, False when it was
-        already recorded (a retried or duplicated job). Marks the scheduled match DONE.
-
-        ``record``: the record's JSON object, or the MatchRecord itself (a worker that just
-        played the match: encoded once, straight to its stored form, nothing parsed back).
-        ``parsed``: the MatchRecord that a JSON ``record`` is the JSON of, when the caller
-        holds it: its header is then not parsed again.
-        StoreUnavailable when the database is unreachable or drops the connection: nothing
-        was written, so the job may simply retry.
-        """
-        rows = self._record_rows(match_id, record, stderr, parsed)
-        return self._again_if_dropped(lambda: self._record_once(match_id, rows))
-
     def prepare_result(
         self,
         match_id: str,
@@ -241,26 +178,29 @@ class Recording(StoreBase):
         *,
         parsed: MatchRecord | None = None,
     ) -> PreparedResult:
-        """What :meth:`record_results` writes for one match (arguments as
-        :meth:`record_result`'s), built now: InvalidRecord when the record is malformed.
-        Its finish time is now."""
+        """One finished match's result as the store will write it, checked and its record
+        compressed now (InvalidRecord when the record is malformed); its finish time is now.
+        Then :meth:`send_results` or :meth:`record_results` writes it: the one way a
+        result is recorded.
+
+        ``record``: the record's JSON object, or the MatchRecord itself (a worker that just
+        played the match: encoded once, straight to its stored form, nothing parsed back).
+        ``parsed``: the MatchRecord that a JSON ``record`` is the JSON of, when the caller
+        holds it: its header is then not parsed again. ``stderr``: each seat's, capped."""
         return self._record_rows(match_id, record, stderr, parsed)
 
     def record_results(self, items: Sequence[PreparedResult]) -> list[bool]:
-        """:meth:`record_result` for several prepared matches (a batch job): each written
-        once by its own id, all in one transaction (one statement on PostgreSQL, one
-        executemany per table on SQLite); for each, True when this call wrote it. Nothing
-        is written when the database is unreachable (StoreUnavailable): the caller may
-        simply retry."""
-        if not items:
-            return []
-        built = [(p.result["match_id"], p) for p in items]
-        written = self._again_if_dropped(lambda: self._record_many_once(built))
-        return [m in written for m, _ in built]
+        """Write prepared matches, each once by its own id, all in one transaction, and
+        mark their scheduled matches DONE: for each, True when this call wrote it, False
+        when it was recorded already (a retried or duplicated job). :meth:`send_results`
+        waited for. StoreUnavailable when the database is unreachable or drops the
+        connection: nothing was written, so the caller may simply retry."""
+        return self.send_results(items).wait()
 
     def send_results(self, items: Sequence[PreparedResult]) -> PendingResults:
-        """:meth:`record_results` without waiting for the database (a batch job plays its
-        next matches meanwhile); the handle's ``wait()`` gives what record_results would.
+        """Record prepared matches (see :meth:`record_results`) without waiting for the
+        database (a batch job plays its next matches meanwhile); the handle's ``wait()``
+        gives, for each match, whether this call wrote it.
 
         PostgreSQL: the statement is sent and the call returns; the server executes and
         commits it (durably) while the caller goes on, and ``wait()`` reads its answer.
@@ -425,12 +365,6 @@ class Recording(StoreBase):
         }
         return PreparedResult(result_row, seats, fault_rows, blob_row, stderr_rows, now)
 
-    def _record_once(self, match_id: str, rows: PreparedResult) -> bool:
-        if self._postgres:
-            return self._record_once_pg(match_id, rows)
-        with self.write(f"record result of {match_id}") as conn:
-            return match_id in self._insert_many(conn, [(match_id, rows)])
-
     def _insert_many(
         self, conn: sa.Connection, built: list[tuple[str, PreparedResult]]
     ) -> set[str]:
@@ -467,35 +401,6 @@ class Recording(StoreBase):
             [{"b_match_id": r.result["match_id"], "b_status": done, "b_at": r.at} for r in fresh],
         )
         return {r.result["match_id"] for r in fresh}
-
-    def _record_once_pg(self, match_id: str, rows: PreparedResult) -> bool:
-        """PostgreSQL: the whole result in ONE statement, in autocommit (one round trip).
-
-        The statement is its own transaction (all of it or nothing, a durable commit);
-        its inserts and the DONE mark all hang off the result row the first CTE inserts,
-        so when the match is recorded already (ON CONFLICT) the statement writes nothing.
-        Row sets (seats, faults, stderr) travel as JSON arrays.
-        """
-        result_row, seats, fault_rows, blob_row, stderr_rows, now = rows
-        params = {
-            **result_row,
-            "options": _json_text(result_row["options"]),
-            "seats": _json_text(seats),
-            "faults": _json_text(fault_rows),
-            "stderr": _json_text(stderr_rows),
-            "encoding": blob_row["encoding"],
-            "raw_bytes": blob_row["raw_bytes"],
-            "data": blob_row["data"],
-            "done": MatchStatus.DONE.value,
-            "at": now,
-        }
-        with self.guard(f"record result of {match_id}"), self.engine.connect() as conn:
-            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-            written = conn.execute(_RECORD_PG, params).scalar_one_or_none()
-        if written is None:
-            log.info("store: %s already recorded; this copy is dropped", match_id)
-            return False
-        return True
 
     def _stderr_row(self, match_id: str, seat: int, text: str) -> dict[str, Any]:
         data = text.encode("utf-8", errors="replace")

@@ -3,7 +3,7 @@
 SQLAlchemy Core over a SQLite file (the default) or PostgreSQL (by URL), with the same code
 on both; ``Store.open`` migrates the database to the newest schema (worker/store/migrations/).
 A result is written exactly once per match id: a retried or duplicated job's
-``record_result`` returns False and writes nothing (a unique key + ON CONFLICT DO NOTHING,
+``record_results`` says False and writes nothing (a unique key + ON CONFLICT DO NOTHING,
 so it holds across processes and machines).
 """
 
