@@ -49,7 +49,11 @@ td.h2h { text-align: center; font-variant-numeric: tabular-nums; }
 td.win { background: var(--good); } td.loss { background: var(--bad); }
 td.self { background: #f2f4f7; }
 table#head-to-head { table-layout: fixed; }
-#head-to-head thead th { text-align: center; }
+#head-to-head thead th { text-align: center; vertical-align: bottom; }
+/* A name of 40 characters (the longest a bot may have) breaks rather than widen the
+   table past the page or run over its neighbours' cells. */
+td.bot, td.owner, #head-to-head th, td.h2h { white-space: normal; overflow-wrap: anywhere; }
+figcaption { overflow-wrap: anywhere; }
 """
 
 

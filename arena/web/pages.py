@@ -21,9 +21,10 @@ from saloon.arena.web.errors import Forbidden, NotFound, SignInRequired, TooMany
 from saloon.arena.web.matchview import load_record
 from saloon.arena.web.owners import seat_owner_check, signed_in_user
 from saloon.arena.web.sessions import COOKIE, SESSION_S, same_origin, sign_in_allowed
-from saloon.arena.web.views import bot_href
+from saloon.arena.web.views import bot_href, season_summary, shown_name
 from saloon.ratings.fold import HistoryPoint
 from saloon.ratings.htmlpage import board_sections, rating_chart
+from saloon.sdk.botref import STORED, parse_entry
 from saloon.worker.errors import BadToken
 
 #: Seconds a browser may reuse a page before asking again (boards change with results).
@@ -90,20 +91,37 @@ def season(request: Request) -> Response:
 
 
 def ladder(request: Request) -> Response:
-    """A continuous ladder's board (it changes with every result; reload to follow it)."""
+    """A continuous ladder: whether it runs, the batches it played, its newest batch, its
+    board (it changes with every result; reload to follow it)."""
     ladder_id = request.path_params["ladder_id"]
     views = context(request).views
+    # Read fresh (one row): a ladder stopped or counting a batch changes no result.
+    row = views.continuous_row(ladder_id)
 
     def values() -> dict[str, Any]:
         board = views.ladder_board(ladder_id)
+        data = views.ladder(ladder_id)
         return {
-            "title": f"{board.ladder.label} · continuous ladder {ladder_id}",
+            "title": f"Continuous ladder {ladder_id}",
             "board_html": Markup(board_sections(board, bot_href)),
             "game": board.ladder.game,
+            "continuous": data,
             "recent_matches": views.ladder_matches(board.ladder),
         }
 
-    return kept(request, ("ladder", ladder_id), "board.html", values)
+    return kept(request, ("ladder", ladder_id, row.active, row.batches), "board.html", values)
+
+
+def seasons(request: Request) -> Response:
+    """Every season, newest first: not started, running, done, failed or cancelled."""
+    ctx = context(request)
+    rows = [season_summary(s, ctx.store) for s in reversed(ctx.store.seasons())]
+    return render(request, "seasons.html", seasons=rows)
+
+
+def ladders(request: Request) -> Response:
+    """Every continuous ladder: running or not, the batches it played."""
+    return render(request, "ladders.html", ladders=context(request).views.continuous_ladders())
 
 
 def bot(request: Request) -> Response:
@@ -140,7 +158,20 @@ def match(request: Request) -> Response:
         raise NotFound(f"no recorded match {match_id!r}")
     from saloon.arena.web.views import match_summary
 
-    return render(request, "match.html", match=match_summary(row))
+    summary = match_summary(row)
+    user = signed_in_user(request)
+    # The owner's view exists for a stored bot's seat only (never a house or local seat);
+    # signed in, only the seats of one's own bots are offered.
+    owned = []
+    for s, shown in zip(row.seats, summary["seats"], strict=True):
+        entry = parse_entry(s.bot)
+        if entry.kind != STORED:
+            continue
+        stored = ctx.store.bot(entry.name)
+        if stored is None or (user is not None and stored.owner != user.name):
+            continue
+        owned.append({"seat": s.seat, "bot": shown["bot"]})
+    return render(request, "match.html", match=summary, owner_seats=owned)
 
 
 def seat(request: Request) -> Response:
@@ -156,13 +187,15 @@ def seat(request: Request) -> Response:
     from saloon.arena.web.matchview import seat_replay, seat_stderr
 
     view = seat_replay(record, number)
-    printed = seat_stderr(number, ctx.store.stderr(match_id, number))
+    text = ctx.store.stderr(match_id, number)
+    printed = seat_stderr(number, text)
     # Each decision's lines beside that decision; the rest (load, start, end) below.
     at: dict[int, list[str]] = {}
     for block in printed["stderr_blocks"]:
         if block["decision"] is not None:
             at.setdefault(block["decision"], []).extend(block["lines"])
-    return render(request, "seat.html", view=view, seat=number, printed_at=at, **printed)
+    bot = shown_name(record.seats[number].bot)
+    return render(request, "seat.html", view=view, seat=number, bot=bot, printed_at=at, **printed)
 
 
 def signin_form(request: Request) -> Response:
@@ -236,7 +269,9 @@ def routes() -> list[Route]:
     return [
         Route("/", index, methods=["GET"]),
         Route("/leaderboard/{game}", leaderboard, methods=["GET"]),
+        Route("/seasons", seasons, methods=["GET"]),
         Route("/season/{season_id}", season, methods=["GET"]),
+        Route("/ladders", ladders, methods=["GET"]),
         Route("/ladder/{ladder_id}", ladder, methods=["GET"]),
         Route("/bot/{name}", bot, methods=["GET"]),
         Route("/match/{match_id}", match, methods=["GET"]),

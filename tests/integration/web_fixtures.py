@@ -133,3 +133,99 @@ def _marked(record: MatchRecord, seat: int) -> str:
     """Stderr as the runtime marks it: STDERR at the start, DECISION_LINE at a decision."""
     decision = first_decision(record, seat)
     return f"{MARK}start\n{STDERR}{MARK}decision {decision}\n{DECISION_LINE}\n"
+
+
+# -- the widest content a page must hold: 40-character names, a bot printing 5,000 ---------
+# characters at every decision, a continuous ladder, seasons not started and running.
+
+#: Bot names at the registry's limit (40 characters, no place to break a line).
+LONG_A = "a-bot-whose-name-takes-all-forty-chars-a"
+LONG_B = "b-bot-whose-name-takes-all-forty-chars-b"
+#: Prints NOISE_CHARS characters (one line, no space) at every decision it is asked.
+NOISY = "noisybot-that-prints-five-thousand-chars"
+NOISE_CHARS = 5000
+#: The wide site's owner of every stored bot (user names stop at 32 characters).
+WIDE_OWNER = "an-owner-with-a-long-name-at-32c"
+WIDE_SEASON = "a-season-with-a-long-id-of-forty-two-chars"
+WIDE_WAITING = "a-season-created-but-never-started-yet"
+WIDE_RUNNING = "a-season-that-is-running-right-now-long"
+WIDE_LADDER = "a-continuous-ladder-of-36-chars-long"
+#: The match where NOISY plays (and prints) in seat 0; a worker played it.
+WIDE_MATCH = f"{WIDE_SEASON}-0"
+#: The worker that claimed WIDE_MATCH (the store keeps it as the match's status detail).
+WORKER_ID = "bd127f17c0ffee0123456789abcdef01"
+
+
+def _noise(record: MatchRecord, seat: int) -> str:
+    """NOISY's stderr as the runtime marks it: NOISE_CHARS characters at each decision."""
+    out = [f"{MARK}start\n"]
+    for i, entry in enumerate(record.log):
+        if entry.seat == seat and not (entry.auto or entry.fallback):
+            out.append(f"{MARK}decision {i}\n{('noise-' * NOISE_CHARS)[:NOISE_CHARS]}\n")
+    return "".join(out)
+
+
+def fill_wide(store: Store, store_url: str) -> dict[str, str]:
+    """A site whose every page holds the widest content: each owner's token."""
+    from saloon.arena import continuous
+    from saloon.arena.matchmaker import Settings
+    from saloon.worker.seasons.spec import SandboxKind
+
+    assert len(LONG_A) == len(LONG_B) == len(NOISY) == 40 and len(WIDE_OWNER) == 32
+    registry = Registry(store)
+    # One owner each (a ladder seats one bot of an owner at a table).
+    owners = {NOISY: WIDE_OWNER, LONG_A: "owner-a", LONG_B: "owner-b"}
+    tokens = {user: registry.add_user(user) for user in owners.values()}
+    for name, owner in owners.items():
+        store.add_bot(name, owner)
+        store.add_version(name, f"v1-{name[0]}", {"game": SEAS})  # distinct files
+    seats = [f"bot:{NOISY}@v1-n", f"bot:{LONG_A}@v1-a", f"bot:{LONG_B}@v1-b", "house:greedy"]
+    specs, records = [], []
+    for i in range(MATCHES_PER_SEASON):
+        order = seats[i:] + seats[:i]
+        match_id = f"{WIDE_SEASON}-{i}"
+        specs.append(ScheduledMatch(match_id, i, {"seats": order, "seed": i}))
+        records.append(play_match(SEAS, [_seat(SEAS, b, False) for b in order], i,
+                                  match_id=match_id))  # fmt: skip
+    store.create_season(WIDE_SEASON, {"game": SEAS}, specs)
+    store.mark_match(WIDE_MATCH, MatchStatus.RUNNING, WORKER_ID)
+    for record in records:
+        noisy = next(s.seat for s in record.seats if s.bot.startswith(f"bot:{NOISY}"))
+        store.record_result(record.match_id, record.to_json(), {noisy: _noise(record, noisy)})
+    store.set_season_status(WIDE_SEASON, SeasonStatus.DONE)
+    store.create_season(
+        WIDE_WAITING, {"game": SEAS}, [ScheduledMatch(f"{WIDE_WAITING}-0", 0, {"seats": seats})]
+    )
+    running = [ScheduledMatch(f"{WIDE_RUNNING}-{i}", i, {"seats": seats}) for i in range(2)]
+    store.create_season(WIDE_RUNNING, {"game": SEAS}, running)
+    store.set_season_status(WIDE_RUNNING, SeasonStatus.RUNNING)
+    store.mark_match(f"{WIDE_RUNNING}-0", MatchStatus.RUNNING, WORKER_ID)
+    # A continuous ladder with one batch played (in-process, as a worker would record it).
+    request = continuous.ContinuousRequest(
+        ladder_id=WIDE_LADDER, game=SEAS, players=3, seed=3, house=("greedy", "random"),
+        sandbox=SandboxKind.PROCESS, settings=Settings(batch=2), max_batches=5,
+    )  # fmt: skip
+    continuous.start(registry, None, request, WIDE_OWNER, store_url)
+    batch = continuous.batch_season_id(WIDE_LADDER, 1)
+    for m in store.scheduled(batch):
+        order = [str(b) for b in m.spec["seats"]]
+        played = play_match(SEAS, [_seat(SEAS, b, False) for b in order], int(m.spec["seed"]),
+                            match_id=m.match_id)  # fmt: skip
+        store.record_result(m.match_id, played.to_json(), {})
+    store.set_season_status(batch, SeasonStatus.DONE)
+    return tokens
+
+
+def serve_wide(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
+    """A web server over :func:`fill_wide`'s store, stopped after."""
+    folder: Path = tmp_path_factory.mktemp("wide")
+    url = str(folder / "saloon.db")
+    store = Store.open(url)
+    tokens = fill_wide(store, url)
+    server = WebServer(("127.0.0.1", 0), build_app(store))
+    server.start()
+    try:
+        yield Web(server, store, tokens)
+    finally:
+        server.stop()
+        store.close()
