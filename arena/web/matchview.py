@@ -6,6 +6,9 @@ page and the CLI can never disagree.
 ``p`` log entries (``tables[0]`` is the start, ``tables[-1]`` the end). ``steps[i]`` is
 log entry ``i``: its label, public events, the seat that acted, whose turn it was and any
 fault there; a label only that seat saw (a card given, a deal) is null unless ``hands``.
+A shown label the viewer words otherwise has ``text`` too (a Seizure special card by its
+name: :func:`saloon.arena.web.tables.readable`), and a shown deal ``dealt``: its card ids
+per seat (:func:`saloon.arena.web.tables.dealt`), which the viewer draws as cards.
 With ``hands``, ``hands[p]`` is every zone of cards at position ``p``: the full deal, for
 a finished match (every stored match is: a record is written when its match ends).
 """
@@ -15,7 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from saloon.arena.web.errors import NotFound
-from saloon.arena.web.tables import TableMaker, all_hands, card_legend, label_is_public
+from saloon.arena.web.tables import (
+    TableMaker,
+    all_hands,
+    card_legend,
+    dealt,
+    label_is_public,
+    readable,
+)
 from saloon.arena.web.views import shown_name
 from saloon.referee.record import MatchRecord, stderr_blocks
 from saloon.referee.replay import Step, replay, seat_view
@@ -61,6 +71,14 @@ def match_replay(record: MatchRecord, *, hands: bool = False) -> dict[str, Any]:
             "label": step.label if shown else None,
             "events": [dict(e) for e in entry.events],
         }
+        text = readable(record.game, step.label)
+        if shown and text != step.label:
+            item["text"] = text  # the label with its cards' names, as the viewer shows it
+        if shown and entry.is_chance and legend:
+            # A deal's card ids, per seat, for the viewer to show as cards.
+            groups = dealt(step.label, legend)
+            if groups is not None:
+                item["dealt"] = groups
         if entry.auto:
             item["auto"] = True
         if entry.fallback:

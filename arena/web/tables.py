@@ -9,7 +9,9 @@ leaking a seat's cards costs more than an empty panel.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+import re
+from collections.abc import Callable, Collection
 from typing import Any
 
 from saloon.games import State
@@ -39,12 +41,60 @@ def _western(card: int) -> str:
     return f"{western_label(card)} {ABILITIES[VALUE[card]]}"
 
 
+#: Seizure's special cards as its rules name them (the engine's labels spell them in
+#: snake_case: ``to_the_left #120``); the viewer shows these names everywhere.
+SEIZURE_NAMES = {
+    "to_the_left": "To the Left",
+    "to_the_right": "To the Right",
+    "direct_trade": "Direct Trade",
+    "plus_three": "Plus Three",
+    "minus_three": "Minus Three",
+}
+_SEIZURE_NAME = re.compile("|".join(SEIZURE_NAMES))
+
+
+def readable(game: str, label: str) -> str:
+    """An engine's label (a card, an action) with the cards' names as the viewer shows
+    them: a Seizure special card by its name in the rules."""
+    if game == SEIZURE:
+        return _SEIZURE_NAME.sub(lambda m: SEIZURE_NAMES[m.group(0)], label)
+    return label
+
+
+def _seizure(card: int) -> str:
+    return readable(SEIZURE, seizure_label(card))
+
+
 #: Per game: a card id's label.
 CARD_LABELS: dict[str, Callable[[int], str]] = {
     SEAS: seas_label,
-    SEIZURE: seizure_label,
+    SEIZURE: _seizure,
     WESTERN: _western,
 }
+
+
+def dealt(label: str, cards: Collection[int]) -> list[dict[str, Any]] | None:
+    """A deal's label as card ids per receiver, or None when ``label`` is not one.
+
+    Engines label a deal ``3 12 35 | 11 28 50 | draw pile top 96``: blocks of card ids
+    split by ``|``, each for the next seat unless words name it (at least one block is a
+    seat's). Every id must be one of
+    ``cards`` (the match's legend), so an outcome of other numbers is never read as cards.
+    """
+    out: list[dict[str, Any]] = []
+    seat = 0
+    for block in label.split(" | "):
+        words = block.split()
+        ids = list(itertools.dropwhile(lambda w: not w.isdigit(), words))
+        name = " ".join(words[: len(words) - len(ids)])
+        if not ids or not all(w.isdigit() and int(w) in cards for w in ids):
+            return None
+        if name:
+            out.append({"to": name, "seat": None, "cards": [int(w) for w in ids]})
+        else:
+            out.append({"to": f"seat {seat}", "seat": seat, "cards": [int(w) for w in ids]})
+            seat += 1
+    return out if seat else None  # "dealer 0" names a seat, deals no card
 
 
 def label_is_public(game: str, step: Step) -> bool:

@@ -19,6 +19,8 @@
     for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
     return node;
   }
+  // A log entry's kind as words: PLAY_CARD -> "play card".
+  const kindName = (k) => k.toLowerCase().replaceAll("_", " ");
   const seatName = (s) => (data.seats[s] ? "seat " + s + " (" + data.seats[s].name + ")" : "no seat yet");
   const locationName = (id) => {
     const found = (data.tables[pos].locations || []).find((l) => l.id === id);
@@ -99,12 +101,16 @@
     if (render) tablePane.append(render(data.tables[pos], turn));
     else tablePane.append(el("p", { class: "meta" }, "No table view for this game: its events and turns are below."));
     stepPane.replaceChildren(el("h3", {}, "Whose turn"), el("p", { id: "turn", class: "turn" },
-      pos >= n ? "game over · " + data.outcome : turn >= 0 ? seatName(turn) + " to act (" + next.kind + ")" : "chance (" + next.kind + ")"));
+      pos >= n ? "game over · " + data.outcome : turn >= 0 ? seatName(turn) + " to act (" + kindName(next.kind) + ")" : "chance (" + kindName(next.kind) + ")"));
     if (pos > 0) {
       const s = data.steps[pos - 1];
       const who = s.seat === null ? "chance" : seatName(s.seat);
-      stepPane.append(el("h3", {}, "Entry " + s.index), el("p", { id: "action" }, who + " · " + s.kind + ": " +
-        (s.label === null ? "(hidden until “show all hands”)" : s.label) + (s.auto ? " (only move)" : "") + (s.fallback ? " (house:random)" : "")));
+      const action = el("p", { id: "action" }, who + " · " + kindName(s.kind) + ": ");
+      if (s.dealt) s.dealt.forEach((g) => action.append(el("span", { class: "dealt", "data-to": g.to },
+        (g.seat === null ? g.to : seatName(g.seat)) + ": ", cards(g.cards))));
+      else action.append(s.label === null ? "(hidden until “show all hands”)" : s.text || s.label);
+      action.append((s.auto ? " (only move)" : "") + (s.fallback ? " (house:random)" : ""));
+      stepPane.append(el("h3", {}, "Entry " + s.index), action);
       const events = el("ul", { id: "events" });
       s.events.forEach((e) => events.append(describeEvent(e)));
       if (s.events.length) stepPane.append(events);
@@ -116,20 +122,32 @@
       stepPane.append(el("h3", {}, "Result"), seatTable([["score", data.scores], ["place", data.ranks.map((r) => r + 1)]], -1));
     }
     for (const li of logList.children) li.classList.toggle("current", Number(li.dataset.index) === pos - 1);
+    // Scroll the log alone (scrollIntoView would scroll the page too, taking the table
+    // off-screen while stepping); the log is the offset parent of its entries.
     const current = logList.children[pos - 1];
-    if (current) current.scrollIntoView({ block: "nearest" });
+    if (current) {
+      const top = current.offsetTop, bottom = top + current.offsetHeight;
+      if (top < logList.scrollTop) logList.scrollTop = top;
+      else if (bottom > logList.scrollTop + logList.clientHeight) logList.scrollTop = bottom - logList.clientHeight;
+    }
     if (data.hands) {
       handsPane.hidden = false;
       handsPane.replaceChildren(el("h3", {}, "All hands (the full deal)"));
-      for (const [zone, list] of Object.entries(data.hands[pos])) handsPane.append(el("p", { "data-zone": zone }, el("strong", {}, zone + ": "), list.length ? cards(list) : "-"));
+      for (const [zone, list] of Object.entries(data.hands[pos])) {
+        const own = /^([a-z]+)(\d+)$/.exec(zone);  // hand0 -> seat 0 (name): hand
+        const name = own && data.seats[Number(own[2])] ? seatName(Number(own[2])) + ": " + own[1] : zone;
+        handsPane.append(el("p", { "data-zone": zone }, el("strong", {}, name + ": "), list.length ? cards(list) : "-"));
+      }
     } else handsPane.hidden = true;
   }
 
   function buildLog() {
     logList.replaceChildren();
     data.steps.forEach((s) => {
-      const li = el("li", { "data-index": s.index, class: s.faults ? "faulted" : "" },
-        (s.seat === null ? "chance" : "seat " + s.seat) + " " + s.kind + ": " + (s.label === null ? "…" : s.label));
+      // Numbered as the pane's "Entry N" (and the seat view, and faults) count: from 0.
+      const li = el("li", { "data-index": s.index, value: s.index, class: s.faults ? "faulted" : "" },
+        (s.seat === null ? "chance" : "seat " + s.seat) + " " + kindName(s.kind) + ": " +
+        (s.dealt ? s.dealt.map((g) => g.cards.length).join(" + ") + " cards" : s.label === null ? "…" : s.text || s.label));
       li.addEventListener("click", () => show(s.index + 1));
       logList.append(li);
     });
