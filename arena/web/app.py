@@ -9,10 +9,12 @@ never a traceback; the store's threads are bounded by ``WebLimits.store_threads`
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import anyio.to_thread
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -97,10 +99,33 @@ async def on_error(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": message, "status": status}, status, headers=headers)
     try:
         page = context(request).templates.get_template("error.html")
-        html = page.render(status=status, message=message)
+        html = page.render(status=status, message=message, **error_links(request))
     except Exception:  # the error page itself must not fail
         return PlainTextResponse(f"{message}\n", status, headers=headers)
     return Response(html, status, headers=headers, media_type="text/html")
+
+
+def error_links(request: Request) -> dict[str, Any]:
+    """What an error page offers besides the site's header: who is signed in, the page the
+    reader came from (a path of this site, from ``Referer``) and the match of a seat."""
+    from saloon.arena.web.owners import signed_in_user
+
+    path = request.url.path
+    referer = urlsplit(request.headers.get("referer", ""))
+    back = referer.path + (f"?{referer.query}" if referer.query else "")
+    if not back.startswith("/") or back.startswith("//") or "\\" in back or back == path:
+        back = ""
+    match = re.match(r"^/match/([^/]+)/seat/", path)
+    try:
+        user = signed_in_user(request)
+    except Exception:  # no session store (an app in the middle of starting): signed out
+        user = None
+    return {
+        "user": user,
+        "path": path,
+        "back": back,
+        "match_href": f"/match/{quote(match.group(1), safe='')}" if match else "",
+    }
 
 
 async def healthz(request: Request) -> Response:

@@ -49,6 +49,8 @@ STAMP_EVERY_S = 0.5
 MAX_REPLAYS = 32
 #: Seasons that are still going (the index lists them with their progress).
 LIVE = (SeasonStatus.CREATED, SeasonStatus.RUNNING)
+#: A season's status as pages word it (a season made but never started is not "running").
+STATUS_TEXT = {SeasonStatus.CREATED: "not started"}
 
 
 def shown_name(seat_bot: str) -> str:
@@ -69,6 +71,11 @@ def match_href(match_id: str) -> str:
 def season_href(season_id: str) -> str:
     """The page of a season."""
     return f"/season/{quote(season_id, safe='')}"
+
+
+def continuous_href(ladder_id: str) -> str:
+    """The page of a continuous ladder."""
+    return f"/ladder/{quote(ladder_id, safe='')}"
 
 
 def ladder_href(ladder: Ladder) -> str:
@@ -132,10 +139,8 @@ class Views:
             season = self.store.season(batch_season_id(ladder_id, row.batches))
             batch = season_summary(season, self.store) if season is not None else None
         return {
-            "ladder_id": ladder_id,
+            **continuous_summary(row),
             "game": request.game,
-            "active": row.active,
-            "batches": row.batches,
             "settings": request.to_json(),
             "batch": batch,
             "board": board_json(self.ladder_board(ladder_id)),
@@ -148,6 +153,17 @@ class Views:
             return continuous_board(Registry(self.store), ladder_id, details)
         except RegistryError:
             raise NotFound(f"no continuous ladder {ladder_id!r}") from None
+
+    def continuous_ladders(self) -> list[dict[str, Any]]:
+        """Every continuous ladder, by id: its state and how many batches it played."""
+        return [continuous_summary(r) for r in Registry(self.store).continuous_ladders()]
+
+    def continuous_row(self, ladder_id: str) -> LadderRow:
+        """The stored row of continuous ladder ``ladder_id`` (NotFound without one)."""
+        row = Registry(self.store).continuous(ladder_id)
+        if row is None:
+            raise NotFound(f"no continuous ladder {ladder_id!r}")
+        return row
 
     def results(self) -> list[ResultRow]:
         """Every recorded result, newest first."""
@@ -165,13 +181,18 @@ class Views:
     def index(self) -> dict[str, Any]:
         """Each game's ladders with their top bots, live seasons, recent matches."""
         games = self.pages.get(("index-games",), self._games)
-        live = [
-            season_summary(s, self.store)
-            for s in reversed(self.store.seasons())
-            if s.status in LIVE
-        ]
-        recent = [match_summary(r) for r in self.results()[:RECENT_MATCHES]]
-        return {"games": games, "live_seasons": live, "recent_matches": recent}
+        going = [s for s in reversed(self.store.seasons()) if s.status in LIVE]
+        return {
+            "games": games,
+            "continuous_ladders": self.continuous_ladders(),
+            "live_seasons": [
+                season_summary(s, self.store) for s in going if s.status is SeasonStatus.RUNNING
+            ],
+            "waiting_seasons": [
+                season_summary(s, self.store) for s in going if s.status is SeasonStatus.CREATED
+            ],
+            "recent_matches": [match_summary(r) for r in self.results()[:RECENT_MATCHES]],
+        }
 
     def ladders(self, game: str) -> list[Ladder]:
         """``game``'s default ladder, then its other ladders that have results."""
@@ -404,14 +425,34 @@ def match_summary(row: ResultRow) -> dict[str, Any]:
     }
 
 
+def continuous_summary(row: LadderRow) -> dict[str, Any]:
+    """A continuous ladder's identity and state: ``running`` (it makes batches),
+    ``finished`` (it played its ``max_batches``) or ``stopped`` (an organiser stopped it)."""
+    limit = int(row.spec.get("request", {}).get("max_batches", 0))
+    state = "running" if row.active else "finished" if limit and row.batches >= limit else "stopped"
+    return {
+        "ladder_id": row.ladder_id,
+        "href": continuous_href(row.ladder_id),
+        "game": str(row.spec.get("request", {}).get("game", "")),
+        "state": state,
+        "active": row.active,
+        "batches": row.batches,
+        "max_batches": limit,
+        "organiser": row.organiser,
+        "created": _time(row.created_at),
+    }
+
+
 def season_summary(season: SeasonRow, store: Store) -> dict[str, Any]:
-    """A season's identity, status and progress (read fresh: it moves)."""
+    """A season's identity, status and progress (read fresh: it moves); ``status_text``
+    is the status as pages word it."""
     progress = store.progress(season.season_id)
     return {
         "season_id": season.season_id,
         "href": season_href(season.season_id),
         "game": season.game,
         "status": season.status.value,
+        "status_text": STATUS_TEXT.get(season.status, season.status.value),
         "created": _time(season.created_at),
         "updated": _time(season.updated_at),
         "total": progress.total,

@@ -18,7 +18,7 @@
         const p = await r.json();
         bar.max = p.total || 1; bar.value = p.done;
         count.textContent = p.done + "/" + p.total;
-        status.textContent = p.status;
+        status.textContent = p.status_text;
         live.textContent = "live: " + p.counts.running + " running, " + p.counts.queued + " queued";
         if (p.done !== done || !going(p.status)) { window.location.reload(); return; }
       }
