@@ -191,7 +191,8 @@ def fill_wide(store: Store, store_url: str) -> dict[str, str]:
     store.mark_match(WIDE_MATCH, MatchStatus.RUNNING, WORKER_ID)
     for record in records:
         noisy = next(s.seat for s in record.seats if s.bot.startswith(f"bot:{NOISY}"))
-        store.record_result(record.match_id, record.to_json(), {noisy: _noise(record, noisy)})
+        stderr = {noisy: _noise(record, noisy)}
+        store.record_results([store.prepare_result(record.match_id, record.to_json(), stderr)])
     store.set_season_status(WIDE_SEASON, SeasonStatus.DONE)
     store.create_season(
         WIDE_WAITING, {"game": SEAS}, [ScheduledMatch(f"{WIDE_WAITING}-0", 0, {"seats": seats})]
@@ -211,7 +212,7 @@ def fill_wide(store: Store, store_url: str) -> dict[str, str]:
         order = [str(b) for b in m.spec["seats"]]
         played = play_match(SEAS, [_seat(SEAS, b, False) for b in order], int(m.spec["seed"]),
                             match_id=m.match_id)  # fmt: skip
-        store.record_result(m.match_id, played.to_json(), {})
+        store.record_results([store.prepare_result(m.match_id, played.to_json(), {})])
     store.set_season_status(batch, SeasonStatus.DONE)
     return tokens
 
