@@ -28,8 +28,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from saloon.games import get_game, sdk_views_table
+from saloon.games import get_game, house_bots_table, sdk_views_table
 from saloon.sdk import bot as bot_module
+from saloon.sdk.bot import Bot
 
 #: The page of the values every game shares.
 SDK_PAGE = "sdk.md"
@@ -342,7 +343,158 @@ def render_search() -> str:
         signature = str(inspect.signature(fn)).replace("self, ", "").replace("(self)", "()")
         lines.append(f"| `{name}{_cell(signature)}` | {_cell(_first_line(fn))} |")
     lines.append("| `num_players`, `spec` | attributes: the seat count, the game's `GameSpec` |")
+    lines += ["", *_engine_states(), *_house_section()]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def engine_state_classes() -> dict[str, type]:
+    """Full game id -> its engine's ``State`` class (what ``determinize`` returns)."""
+    out: dict[str, type] = {}
+    for game_id in sdk_views_table():
+        spec = get_game(game_id)
+        out[game_id] = type(spec.new_game(spec.min_players))
+    return out
+
+
+def state_attributes(cls: type) -> list[Field]:
+    """The public attributes an engine ``State`` class declares in its body (annotated,
+    each with a ``#:`` comment): what a fast playout may read."""
+    comments = _field_comments(cls)
+    hints = {n: v for n, v in vars(cls).get("__annotations__", {}).items() if n != "spec"}
+    return [Field(name, _type_name(hint), comments.get(name, "")) for name, hint in hints.items()]
+
+
+def _engine_states() -> list[str]:
+    lines = [
+        "## The engine state a fast playout reads",
+        "",
+        "A playout that reads the engine state directly skips building and decoding an "
+        "observation at every step (`bot_playout` does that): several times faster. Each "
+        "game's `State` class (what `determinize` returns for it) declares the attributes "
+        "below as its public, typed API: read them (e.g. `state = cast(WesternShowdownState, "
+        "state)` for the types), never assign them; change the state only with "
+        "`apply_action` / `apply_chance`. Card and location ids and the per-id tables "
+        "(colour, value, kind...) are in each game's `cards` module or engine module, and "
+        "decision kinds are the engine module's constants (the same strings as the SDK "
+        "view's). A playout's choices are the actions of `legal_actions()` (ints; "
+        "`action_to_json` shows what each is).",
+        "",
+    ]
+    for game_id, cls in engine_state_classes().items():
+        lines += [
+            f"### `{cls.__module__}.{cls.__name__}` ({game_id})",
+            "",
+            inspect.getdoc(cls) or "",
+            "",
+            "| attribute | type | meaning |",
+            "|---|---|---|",
+        ]
+        for f in state_attributes(cls):
+            lines.append(f"| `{f.name}` | `{_cell(f.type)}` | {_cell(f.meaning)} |")
+        lines.append("")
+    return lines
+
+
+#: The house search's parts an author may reuse: module -> the public names documented.
+HOUSE_PARTS = {
+    "saloon.sdk.house.playouts": (
+        "greedy_strife_playout",
+        "greedy_strife_rollout",
+        "greedy_seizure_playout",
+        "greedy_western_playout",
+        "clear_caches",
+    ),
+    "saloon.sdk.house.search": ("cards_won_rewards", "tricks_rewards", "hand_points_rewards"),
+}
+
+
+def _greedy_bots() -> dict[str, tuple[str, str]]:
+    """Full game id -> (module, class name) of its house:greedy."""
+    out = {}
+    for game_id, bots in house_bots_table().items():
+        if "greedy" in bots:
+            module, _, name = bots["greedy"].partition(":")
+            out[game_id] = (module, name)
+    return dict(sorted(out.items()))
+
+
+def _house_section() -> list[str]:
+    import importlib
+
+    lines = [
+        "## Fast playouts, rollouts and rewards of the house search",
+        "",
+        "`house:search` is `RolloutSearch` with these parts (`saloon/sdk/house/search.py`); "
+        "they are yours to reuse, as docs/bot-guide.md's strongest examples do. The "
+        "playouts play `house:greedy`'s rules for every seat, read straight off the engine "
+        "state (the attributes above); the rewards score a playout for `evaluate=`.",
+        "",
+    ]
+    for module_name, names in HOUSE_PARTS.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            fn = getattr(module, name)
+            lines += [
+                f"### `{module_name}.{name}{inspect.signature(fn)!s}`",
+                "",
+                inspect.getdoc(fn) or "",
+                "",
+            ]
+    lines += [
+        "### The house greedy bots",
+        "",
+        "Each game's `house:greedy` as a `Bot` class: `GreedyBot().act` is a `Prior` (the "
+        "choice a `RolloutSearch` keeps unless its playouts find better).",
+        "",
+        "| game | class |",
+        "|---|---|",
+    ]
+    for game_id, (module, name) in _greedy_bots().items():
+        lines.append(f"| {game_id} | `{module}.{name}` |")
+    lines.append("")
+    return lines
+
+
+def documented_names() -> dict[str, set[str]]:
+    """Module -> the names of it the reference pages document: what a bot may import
+    and look up there (tests/unit/test_reference.py checks the guide's examples)."""
+    import importlib
+
+    out: dict[str, set[str]] = {}
+
+    def module_names(module: ModuleType) -> set[str]:
+        return {
+            n
+            for n, v in _members(module)
+            if _is_typed_value(v) or inspect.isfunction(v) or (n.isupper() and _is_constant(v))
+        }
+
+    sdk_names = module_names(bot_module) | set(BOT_CLASSES)
+    out["saloon.sdk"] = out["saloon.sdk.bot"] = sdk_names
+    search = importlib.import_module("saloon.sdk.search")
+    out["saloon.sdk.search"] = {
+        n
+        for n, v in vars(search).items()
+        if not n.startswith("_")
+        and (
+            n in ("Playout", "Evaluation", "Prior", "Horizon", "Rollout")
+            or n in ("SearchBudget", "SearchResult", "ActionStats", "CappedNote")
+            or n in ("InformationSetSearch", "RolloutSearch", "SearchBot", "Searcher")
+            or (inspect.isfunction(v) and v.__module__ == search.__name__)
+            or (n.isupper() and _is_constant(v))
+            or isinstance(v, frozenset)
+        )
+    }
+    for game_id, module_name in sdk_views_table().items():
+        out[module_name] = module_names(importlib.import_module(module_name))
+        del game_id
+    for module_name, names in HOUSE_PARTS.items():
+        out.setdefault(module_name, set()).update(names)
+    for module_name, name in _greedy_bots().values():
+        out.setdefault(module_name, set()).add(name)
+    for cls in engine_state_classes().values():
+        out.setdefault(cls.__module__, set()).add(cls.__name__)
+    return out
 
 
 def render_game(game_id: str) -> str:
@@ -362,10 +514,37 @@ def render_game(game_id: str) -> str:
     return render_module(f"`{game_id}`: the typed SDK view", module, intro)
 
 
+#: The classes a bot is written with (saloon.sdk), documented on sdk.md with their methods.
+BOT_CLASSES = ("Bot", "FunctionBot")
+
+
+def _methods(cls: type) -> list[str]:
+    """A table of the public methods ``cls`` defines, with their first docstring line."""
+    methods = [
+        (n, v) for n, v in vars(cls).items() if inspect.isfunction(v) and not n.startswith("_")
+    ]
+    if not methods:
+        return []
+    lines = ["| method | what |", "|---|---|"]
+    for method, fn in methods:
+        signature = str(inspect.signature(fn)).replace("self, ", "").replace("(self)", "()")
+        doc = _first_line(fn) or _first_line(getattr(Bot, method, None))
+        lines.append(f"| `{method}{_cell(signature)}` | {_cell(doc)} |")
+    return [*lines, ""]
+
+
 def render_sdk() -> str:
     """The reference page of what every bot sees, whatever the game."""
     intro = ["Import these from `saloon.sdk`. Each game's own values: `<game-id>.md`.", ""]
-    return render_module("The bot SDK: values every game shares", bot_module, intro)
+    page = render_module("The bot SDK: values every game shares", bot_module, intro)
+    lines = [page.rstrip(), "", "## The bot classes", ""]
+    for name in BOT_CLASSES:
+        cls = getattr(bot_module, name)
+        lines += [f"### `{name}`", "", inspect.getdoc(cls) or "", ""]
+        if "__init__" in vars(cls):
+            lines += _parameters(cls.__init__)
+        lines += _methods(cls)
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def pages() -> dict[str, str]:
@@ -385,7 +564,16 @@ def undocumented() -> list[str]:
         importlib.import_module("saloon.sdk.search"),
         *(importlib.import_module(m) for m in sdk_views_table().values()),
     ]
-    missing = []
+    missing = [
+        f"{cls.__module__}.{cls.__name__}.{f.name}"
+        for cls in engine_state_classes().values()
+        for f in state_attributes(cls)
+        if not f.meaning
+    ]
+    for cls in engine_state_classes().values():
+        declared = {f.name for f in state_attributes(cls)}
+        slots = [n for n in getattr(cls, "__slots__", ()) if not n.startswith("_")]
+        missing += [f"{cls.__module__}.{cls.__name__}.{n}" for n in slots if n not in declared]
     for module in modules:
         for _name, value in _members(module):
             if inspect.isclass(value) and dataclasses.is_dataclass(value):

@@ -77,9 +77,9 @@ class SeasOfStrifeState(State):
 
     __slots__ = (
         "_choose_seat",
-        "_colour_mask",
         "_phase",
         "_to_play",
+        "colour_mask",
         "completed",
         "hand_number",
         "hands",
@@ -94,25 +94,47 @@ class SeasOfStrifeState(State):
 
     spec: GameSpec
 
+    # The state a playout reads (public, typed and documented: docs/reference/search.md).
+    # Read it; change the state only through apply_action / apply_chance.
+    #: The seat count.
+    num_players: int
+    #: Each seat's hand, card ids ascending (COLOUR_OF[card]: its colour).
+    hands: list[list[int]]
+    #: Each seat's points so far (fewest best); a hand's tricks are added when it ends.
+    points: list[int]
+    #: Tricks taken by each seat in the current hand.
+    taken: list[int]
+    #: The hand being played, from 1.
+    hand_number: int
+    #: The seats that played to the current trick, in play order.
+    trick_seats: list[int]
+    #: The current trick's cards, in play order (empty: a lead is due).
+    trick_cards: list[int]
+    #: Completed tricks of the current hand: (leader, cards in play order, winner).
+    completed: list[tuple[int, tuple[int, ...], int]]
+    #: The seat that led (or leads) the current trick.
+    leader: int
+    #: The card that must open the next trick (first trick of a hand), else -1.
+    opening_card: int
+    #: The colours in the current trick, one bit each (BIT_OF[card]); 0 when it is empty.
+    #: A seat holding a card of one of them must play one (``legal_actions``).
+    colour_mask: int
+
     def __init__(self, num_players: int) -> None:
         self.num_players = num_players
-        self.hands: list[list[int]] = [[] for _ in range(num_players)]
+        self.hands = [[] for _ in range(num_players)]
         self.points = [0] * num_players
-        #: Tricks taken by each seat in the current hand.
         self.taken = [0] * num_players
         self.hand_number = 0
-        #: The current trick, in play order.
-        self.trick_seats: list[int] = []
-        self.trick_cards: list[int] = []
-        #: Completed tricks of the current hand: (leader, cards in play order, winner).
-        self.completed: list[tuple[int, tuple[int, ...], int]] = []
+        self.trick_seats = []
+        self.trick_cards = []
+        self.completed = []
         self.leader = 0
-        #: The card that must open the next trick (first trick of a hand), else -1.
         self.opening_card = -1
         self._phase = _PHASE_DEAL
         self._to_play = 0
         self._choose_seat = -1
-        self._colour_mask = 0
+        self.colour_mask = 0
         self._legal: list[int] | None = None
 
     @classmethod
@@ -143,7 +165,7 @@ class SeasOfStrifeState(State):
         state.trick_seats = [(leader + i) % n for i in range(len(trick))]
         state.trick_cards = list(trick)
         for card in trick:
-            state._colour_mask |= BIT_OF[card]
+            state.colour_mask |= BIT_OF[card]
         state.opening_card = (11 if n == 3 else 0) if first_trick and not trick else -1
         state._to_play = (leader + len(trick)) % n
         state._phase = _PHASE_PLAY
@@ -172,7 +194,7 @@ class SeasOfStrifeState(State):
                 if self.opening_card >= 0:
                     return [self.opening_card]
                 return list(hand)
-            mask = self._colour_mask
+            mask = self.colour_mask
             follow = [c for c in hand if BIT_OF[c] & mask]
             return follow if follow else list(hand)
         if phase == _PHASE_CHOOSE:
@@ -191,7 +213,7 @@ class SeasOfStrifeState(State):
         self.hands[seat].remove(card)
         self.trick_seats.append(seat)
         self.trick_cards.append(card)
-        self._colour_mask |= BIT_OF[card]
+        self.colour_mask |= BIT_OF[card]
         self.opening_card = -1
         n = self.num_players
         if len(self.trick_cards) < n:
@@ -206,7 +228,7 @@ class SeasOfStrifeState(State):
         self._emit("trick", winner=winner, cards=list(self.trick_cards))
         self.trick_seats = []
         self.trick_cards = []
-        self._colour_mask = 0
+        self.colour_mask = 0
         if not self.hands[winner]:
             self._end_hand()
         elif winning_card in TOP_CARDS:
@@ -359,7 +381,7 @@ class SeasOfStrifeState(State):
         other._phase = self._phase
         other._to_play = self._to_play
         other._choose_seat = self._choose_seat
-        other._colour_mask = self._colour_mask
+        other.colour_mask = self.colour_mask
         other._legal = self._legal
         return other
 
@@ -434,7 +456,7 @@ def from_observation(obs: dict[str, Json], rng: random.Random) -> SeasOfStrifeSt
     state.trick_seats = [int(p["seat"]) for p in obs["trick"]]
     state.trick_cards = [int(p["card"]) for p in obs["trick"]]
     for card in state.trick_cards:
-        state._colour_mask |= BIT_OF[card]
+        state.colour_mask |= BIT_OF[card]
     to_play = int(obs["to_play"])
     if obs["decision"] == CHOOSE_LEADER:
         state._phase = _PHASE_CHOOSE

@@ -122,7 +122,6 @@ class SeizureState(State):
         "_active",
         "_all",
         "_end_gap",
-        "_gift",
         "_gives_left",
         "_know",
         "_limits",
@@ -134,6 +133,7 @@ class SeizureState(State):
         "draw",
         "end_reason",
         "events",
+        "gift",
         "hand_size",
         "hands",
         "last_round",
@@ -152,25 +152,65 @@ class SeizureState(State):
 
     spec: GameSpec
 
+    # The state a playout reads (public, typed and documented: docs/reference/search.md).
+    # Read it; change the state only through apply_action / apply_chance. Card ids 0..139
+    # (saloon.games.seizure.cards: KIND, NUMBER, PAIR, POINTS ... by id).
+    #: The seat count.
+    num_players: int
+    #: Each seat's hand, card ids ascending.
+    hands: list[list[int]]
+    #: The draw pile; its top is the LAST element.
+    draw: list[int]
+    #: The play pile, bottom first.
+    pile: list[int]
+    #: The reference card (most recent number card on the play pile), -1 before a deal.
+    ref: int
+    #: True while a reset is on (set when every seat in turn drew or passed with no card
+    #: played; docs/rules/seizure.md says what then fits).
+    reset: bool
+    #: Consecutive draws/passes with no card played between.
+    streak: int
+    #: Consecutive nothing-to-draw passes in turns that began with the reset active.
+    stale: int
+    #: PLAY_CARD / DRAW turns completed (or under way) this round.
+    turns: int
+    #: The seat whose turn it is in the round (PLAY_CARD, DRAW).
+    to_play: int
+    #: This round's dealer (-1 before the first).
+    dealer: int
+    #: Cards dealt to each seat this round.
+    hand_size: int
+    #: The round being played, from 1.
+    round: int
+    #: Rounds each seat has dealt.
+    deals: list[int]
+    #: Each seat's points so far (fewest best): what its hands held at each round's end.
+    totals: list[int]
+    #: The public events of the match so far, as the engine keeps them (internal codes).
+    events: list[tuple[int, int, int, int, int]]
+    #: (round, reason, points per seat, hands at the end) of the last finished round.
+    last_round: tuple[int, str, list[int], list[list[int]]] | None
+    #: Why the game ended ("" while it goes on).
+    end_reason: str
+    #: The cards of this round's last reshuffle (public): the draw pile holds only
+    #: these since (a reshuffle happens only when the draw pile is empty).
+    reshuffled: list[int]
+    #: The card being given away (GIVE_TO: the giver chose it), else -1.
+    gift: int
+
     def __init__(self, num_players: int, end_gap: bool = False) -> None:
         n = num_players
         self.num_players = n
         self._end_gap = end_gap
         self._all = (1 << n) - 1
-        self.hands: list[list[int]] = [[] for _ in range(n)]
+        self.hands = [[] for _ in range(n)]
         self._active = [0] * n
-        #: The draw pile; its top is the LAST element.
-        self.draw: list[int] = list(range(NUM_CARDS))
-        #: The play pile, bottom first.
-        self.pile: list[int] = []
-        #: The reference card (most recent number card on the play pile), -1 before a deal.
+        self.draw = list(range(NUM_CARDS))
+        self.pile = []
         self.ref = -1
         self.reset = False
-        #: Consecutive draws/passes with no card played between.
         self.streak = 0
-        #: Consecutive nothing-to-draw passes in turns that began with the reset active.
         self.stale = 0
-        #: PLAY_CARD / DRAW turns completed (or under way) this round.
         self.turns = 0
         self.to_play = 0
         self.dealer = -1
@@ -178,14 +218,11 @@ class SeizureState(State):
         self.round = 0
         self.deals = [0] * n
         self.totals = [0] * n
-        self.events: list[tuple[int, int, int, int, int]] = []
-        #: (round, reason, points per seat, hands at the end) of the last finished round.
-        self.last_round: tuple[int, str, list[int], list[list[int]]] | None = None
+        self.events = []
+        self.last_round = None
         self.end_reason = ""
         self._know = [0] * NUM_CARDS
-        #: The cards of this round's last reshuffle (public): the draw pile holds only
-        #: these since (a reshuffle happens only when the draw pile is empty).
-        self.reshuffled: list[int] = []
+        self.reshuffled = []
         #: Per seat, what its draws told everyone: (reference card, reference value, b) =
         #: "it drew (or passed) holding no card playable on that reference at that value
         #: (Seizure cards included); counting what entered and left its hand since, it
@@ -194,7 +231,7 @@ class SeizureState(State):
         self._phase = _P_DEALER
         self._player = CHANCE
         self._gives_left = 0
-        self._gift = -1
+        self.gift = -1
         self._legal: list[int] | None = None
         self._turn_kind = ""
 
@@ -297,7 +334,7 @@ class SeizureState(State):
             else:
                 self._draw()
         elif phase == _P_GIVE_CARD:
-            self._gift = action
+            self.gift = action
             self._phase = _P_GIVE_TO
         elif phase == _P_GIVE_TO:
             self._give(action)
@@ -386,8 +423,8 @@ class SeizureState(State):
 
     def _give(self, recipient: int) -> None:
         giver = self._player
-        card = self._gift
-        self._gift = -1
+        card = self.gift
+        self.gift = -1
         hands = self.hands
         hands[giver].remove(card)
         hands[recipient].append(card)
@@ -481,7 +518,7 @@ class SeizureState(State):
             for c in hand:
                 know[c] = everyone
         self._gives_left = 0
-        self._gift = -1
+        self.gift = -1
         low, high = min(totals), max(totals)
         if self._end_gap:
             over = (high - low >= GAP and totals.count(low) == 1) or self.round >= GAP_ROUND_CAP
@@ -616,7 +653,7 @@ class SeizureState(State):
         self.reset = False
         self.streak = self.stale = self.turns = 0
         self._gives_left = 0
-        self._gift = -1
+        self.gift = -1
         self.to_play = (self.dealer + 1) % n
         self._legal = None
         if 0 in self._active:
@@ -686,9 +723,7 @@ class SeizureState(State):
             "stalemate_passes": self.stale,
             "giver": player if giving else None,
             "gives_left": self._gives_left if giving else 0,
-            "gift": card_json(self._gift)
-            if giving and player == seat and self._gift >= 0
-            else None,
+            "gift": card_json(self.gift) if giving and player == seat and self.gift >= 0 else None,
             "known": known,
             "reshuffled": [card_json(c) for c in self.reshuffled],
             "nothing_playable": [
@@ -748,7 +783,7 @@ class SeizureState(State):
             if self._phase == _P_GIVE_TO and self._player != seat:
                 # Only the giver knows the chosen gift, even a card others know of.
                 hand = self.hands[self._player]
-                self._gift = hand[rng.randrange(len(hand))]
+                self.gift = hand[rng.randrange(len(hand))]
             self._legal = None
             return True
         return False
@@ -799,7 +834,7 @@ class SeizureState(State):
         other._phase = self._phase
         other._player = self._player
         other._gives_left = self._gives_left
-        other._gift = self._gift
+        other.gift = self.gift
         other._legal = self._legal
         other._turn_kind = self._turn_kind
         return other
@@ -1013,7 +1048,7 @@ def from_observation(obs: dict[str, Json], rng: random.Random) -> SeizureState:
     state._phase = _PHASE_OF_DECISION[str(obs["decision"])]
     state._gives_left = int(obs["gives_left"])
     if obs["gift"] is not None:
-        state._gift = int(obs["gift"]["id"])
+        state.gift = int(obs["gift"]["id"])
     # Cards whose place the seat knows: its hand, the pile, others' known cards, and the
     # turned-up cards at the bottom of the draw pile.
     know = state._know

@@ -115,10 +115,7 @@ class WesternShowdownState(State):
     """A match (one game, or best-of-3) of Western Legends: Showdown in progress."""
 
     __slots__ = (
-        "_pending_card",
-        "_pending_slot",
         "_phase",
-        "_pick",
         "_shuffle_seat",
         "best_of",
         "blocked",
@@ -131,6 +128,9 @@ class WesternShowdownState(State):
         "locations",
         "mulligans",
         "num_players",
+        "pending_card",
+        "pending_slot",
+        "picked",
         "played",
         "reputation",
         "results",
@@ -143,42 +143,85 @@ class WesternShowdownState(State):
 
     spec: GameSpec
 
+    # The state a playout reads (public, typed and documented: docs/reference/search.md).
+    # Read it; change the state only through apply_action / apply_chance. Card ids 0..17
+    # (cards.VALUE[c], cards.OWNER[c]), location ids 0..6 (the table holds three).
+    #: Always 2.
+    num_players: int
+    #: 1, or 3 for best-of-3.
+    best_of: int
+    #: Games won by each seat (best-of-3).
+    games_won: list[int]
+    #: Finished games: (start player, winner, cards won by seat 0, by seat 1).
+    results: list[tuple[int, int, int, int]]
+    #: The game being played, from 1.
+    game_number: int
+    #: Location ids on the table, in slot order.
+    locations: list[int]
+    #: slot_of[location] -> its slot on the table, or -1.
+    slot_of: list[int]
+    #: Each slot's stack, bottom first (its top card is the last).
+    stacks: list[list[int]]
+    #: Each seat's hand, card ids ascending.
+    hands: list[list[int]]
+    #: Draw piles, top first (before SHUFFLE: the deck in id order).
+    draw: list[list[int]]
+    #: Cards set aside during a seat's mulligan, until they are shuffled back.
+    discards: list[list[int]]
+    #: Cards each seat discarded in its mulligan (-1: not done yet).
+    mulligans: list[int]
+    #: Cards each seat has won this game (the score).
+    won: list[list[int]]
+    #: Cards each seat placed from hand this game (public knowledge), in order.
+    played: list[list[int]]
+    #: Bit mask of activated BULLETPROOF cards on the table (bit c: card c).
+    bulletproof: int
+    #: The seat that started this game.
+    start_player: int
+    #: The seat holding REPUTATION.
+    reputation: int
+    #: blocked[seat]: received REPUTATION and has not completed a turn since (it may not pass).
+    blocked: list[bool]
+    #: The seat to decide (-1 once the match is over).
+    turn: int
+    #: The card whose ability is being resolved (ACTIVATE, WALLOP_SECOND,
+    #: DETERMINATION_EXTRA, SADDLE_DEST, STICK_SOURCE, STICK_DEST, CHEAT_PICK), else -1.
+    pending_card: int
+    #: The slot that card was placed on (locations[pending_slot]), else -1.
+    pending_slot: int
+    #: The card chosen first in a two-step choice (STICK 'EM UP's card before STICK_DEST,
+    #: CHEAT's first card before its second CHEAT_PICK), else -1.
+    picked: int
+
     def __init__(self, best_of: int = 1) -> None:
         self.num_players = 2
         self.best_of = best_of
         self.games_won = [0, 0]
-        #: Finished games: (start player, winner, cards won by seat 0, by seat 1).
-        self.results: list[tuple[int, int, int, int]] = []
+        self.results = []
         self.game_number = 0
         self._reset_game(-1)
 
     def _reset_game(self, starter: int) -> None:
         self.game_number += 1
-        #: Location ids on the table, in slot order; slot_of[location] -> slot or -1.
-        self.locations: list[int] = []
+        self.locations = []
         self.slot_of = [-1] * 7
-        self.stacks: list[list[int]] = [[], [], []]
-        self.hands: list[list[int]] = [[], []]
-        #: Draw piles, top first (before SHUFFLE: the deck in id order).
-        self.draw: list[list[int]] = [list(DECKS[0]), list(DECKS[1])]
-        #: Cards set aside during a seat's mulligan, until they are shuffled back.
-        self.discards: list[list[int]] = [[], []]
+        self.stacks = [[], [], []]
+        self.hands = [[], []]
+        self.draw = [list(DECKS[0]), list(DECKS[1])]
+        self.discards = [[], []]
         self.mulligans = [-1, -1]
-        self.won: list[list[int]] = [[], []]
-        #: Cards each seat placed from hand this game (public knowledge), in order.
-        self.played: list[list[int]] = [[], []]
-        #: Bit mask of activated BULLETPROOF cards on the table.
+        self.won = [[], []]
+        self.played = [[], []]
         self.bulletproof = 0
         self.start_player = starter
         self.reputation = starter
-        #: blocked[seat]: received REPUTATION and has not completed a turn since.
         self.blocked = [False, False]
         self.turn = starter
         self._phase = _LOCATIONS
         self._shuffle_seat = 0
-        self._pending_card = -1
-        self._pending_slot = -1
-        self._pick = -1
+        self.pending_card = -1
+        self.pending_slot = -1
+        self.picked = -1
         self._legal: list[int] | None = None
 
     # -- whose turn -------------------------------------------------------------------
@@ -211,7 +254,7 @@ class WesternShowdownState(State):
 
     def _stick_sources(self) -> list[int]:
         shield = self.bulletproof
-        pending = self._pending_card
+        pending = self.pending_card
         return [c for c in self._table_cards() if c != pending and not (shield >> c) & 1]
 
     def _compute_legal(self) -> list[int]:
@@ -230,16 +273,16 @@ class WesternShowdownState(State):
         if phase == _MULLIGAN:
             return [*self.hands[self.turn], DONE]
         if phase == _SADDLE:
-            return sorted(loc for loc in self.locations if self.slot_of[loc] != self._pending_slot)
+            return sorted(loc for loc in self.locations if self.slot_of[loc] != self.pending_slot)
         if phase == _STICK_SOURCE:
             return self._stick_sources()
         if phase == _STICK_DEST:
-            source = self._slot_of_card(self._pick)
+            source = self._slot_of_card(self.picked)
             return sorted(loc for loc in self.locations if self.slot_of[loc] != source)
         if phase == _CHEAT1:
             return self._table_cards()
         if phase == _CHEAT2:
-            return [c for c in self._table_cards() if c != self._pick]
+            return [c for c in self._table_cards() if c != self.picked]
         return []
 
     def _apply(self, action: int) -> None:
@@ -259,28 +302,28 @@ class WesternShowdownState(State):
                 second = next(c for c in hand if c % 9 < 3)
                 hand.remove(second)
                 self.played[self.turn].append(second)
-                self.stacks[self._pending_slot].append(second)
+                self.stacks[self.pending_slot].append(second)
             self._finish_step()
         elif phase == _MULLIGAN:
             self._mulligan(action)
         elif phase == _SADDLE:
-            source = self.stacks[self._pending_slot]
+            source = self.stacks[self.pending_slot]
             self.stacks[self.slot_of[action]].extend(source)
             source.clear()
             self._finish_step()
         elif phase == _STICK_SOURCE:
-            self._pick = action
+            self.picked = action
             self._phase = _STICK_DEST
         elif phase == _STICK_DEST:
-            card = self._pick
+            card = self.picked
             self.stacks[self._slot_of_card(card)].remove(card)
             self.stacks[self.slot_of[action]].append(card)
             self._finish_step()
         elif phase == _CHEAT1:
-            self._pick = action
+            self.picked = action
             self._phase = _CHEAT2
         else:  # _CHEAT2
-            self._swap(self._pick, action)
+            self._swap(self.picked, action)
             self._finish_step()
 
     # -- the rules --------------------------------------------------------------------
@@ -328,8 +371,8 @@ class WesternShowdownState(State):
         stack = self.stacks[slot]
         previous = stack[-1] if stack else -1
         stack.append(card)
-        self._pending_card = card
-        self._pending_slot = slot
+        self.pending_card = card
+        self.pending_slot = slot
         value = VALUE[card]
         if previous < 0 or value > VALUE[previous]:
             if value == 1:
@@ -363,7 +406,7 @@ class WesternShowdownState(State):
         if not yes:
             self._finish_step()
             return
-        card = self._pending_card
+        card = self.pending_card
         value = VALUE[card]
         if value == 3:
             self.bulletproof |= 1 << card
@@ -375,7 +418,7 @@ class WesternShowdownState(State):
         elif value == 6:
             self._phase = _CHEAT1
         else:  # LIVING LEGEND takes its stack
-            self._take(self.turn, self._pending_slot, "living_legend")
+            self._take(self.turn, self.pending_slot, "living_legend")
             self._finish_step()
 
     def _take(self, seat: int, slot: int, why: str) -> None:
@@ -420,9 +463,9 @@ class WesternShowdownState(State):
         self._next_turn(seat)
 
     def _next_turn(self, seat: int) -> None:
-        self._pending_card = -1
-        self._pending_slot = -1
-        self._pick = -1
+        self.pending_card = -1
+        self.pending_slot = -1
+        self.picked = -1
         hands = self.hands
         if hands[1 - seat]:
             self.turn = 1 - seat
@@ -573,11 +616,11 @@ class WesternShowdownState(State):
         pending: dict[str, Json] | None = None
         if phase in _RESOLVING:
             pending = {
-                "card": card_json(self._pending_card),
-                "location": self.locations[self._pending_slot],
+                "card": card_json(self.pending_card),
+                "location": self.locations[self.pending_slot],
             }
             if phase in (_STICK_DEST, _CHEAT2):
-                pending["picked"] = card_json(self._pick)
+                pending["picked"] = card_json(self.picked)
         return {
             "seat": seat,
             "num_players": 2,
@@ -685,9 +728,9 @@ class WesternShowdownState(State):
         other.turn = self.turn
         other._phase = self._phase
         other._shuffle_seat = self._shuffle_seat
-        other._pending_card = self._pending_card
-        other._pending_slot = self._pending_slot
-        other._pick = self._pick
+        other.pending_card = self.pending_card
+        other.pending_slot = self.pending_slot
+        other.picked = self.picked
         other._legal = self._legal
         return other
 
@@ -778,10 +821,10 @@ def from_observation(obs: dict[str, Json], rng: random.Random) -> WesternShowdow
     phase = _PHASE_OF_KIND[str(obs["decision"])]
     pending = obs["pending"]
     if pending is not None:
-        state._pending_card = int(pending["card"]["id"])
-        state._pending_slot = state.slot_of[int(pending["location"])]
+        state.pending_card = int(pending["card"]["id"])
+        state.pending_slot = state.slot_of[int(pending["location"])]
         if "picked" in pending:
-            state._pick = int(pending["picked"]["id"])
+            state.picked = int(pending["picked"]["id"])
             if phase == _CHEAT1:
                 phase = _CHEAT2
     state._phase = phase

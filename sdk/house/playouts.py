@@ -1,6 +1,8 @@
 """Engine-level playout policies for ``house:search``: each game's ``house:greedy`` rules
 read straight off the engine state (no observation to build or decode, a playout step
-costs microseconds), so the search spends its time in the engine.
+costs microseconds), so the search spends its time in the engine. They read only the
+engines' public, typed state (each game's ``State`` class declares and documents the
+attributes a playout reads: docs/reference/search.md), as an author's own playout would.
 
 :func:`greedy_strife_playout` and :func:`greedy_western_playout` make exactly the choices
 of :class:`saloon.sdk.house.seas_of_strife.GreedyBot` and
@@ -18,13 +20,14 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections.abc import Sequence
-from typing import Any
+from typing import cast
 
 from saloon.games import State
 from saloon.games.seas_of_strife.engine import (
     CHOOSE_LEADER,
     COLOUR_OF,
     RANGES,
+    SeasOfStrifeState,
     trick_winner_index,
 )
 from saloon.games.seizure.cards import (
@@ -45,6 +48,7 @@ from saloon.games.seizure.engine import (
     GIVE_TO,
     PLAY_CARD,
     TRADE_PARTNER,
+    SeizureState,
 )
 from saloon.games.western_showdown.cards import (
     CABARET,
@@ -70,6 +74,7 @@ from saloon.games.western_showdown.engine import (
     TURN,
     WALLOP_SECOND,
     YES,
+    WesternShowdownState,
 )
 from saloon.sdk.house.western_showdown import (
     LEGEND_RESERVE,
@@ -93,19 +98,20 @@ def greedy_strife_playout(state: State, legal: Sequence[int], rng: random.Random
     """Seas of Strife: house:greedy's choices. Lead the lowest card within its colour;
     follow with the highest card that does not take the trick as it stands (else the
     highest); hand the lead to the opponent with the fewest points plus tricks."""
-    trick: list[int] = state.trick_cards  # type: ignore[attr-defined]
+    s = cast(SeasOfStrifeState, state)
+    trick = s.trick_cards
     if not trick:
-        if state.decision_kind() == CHOOSE_LEADER:
-            return _strife_leader(state, legal)
+        if s.decision_kind() == CHOOSE_LEADER:
+            return _strife_leader(s, legal)
         return min(map(LEAD_KEY.__getitem__, legal)) % 75
-    return _strife_follow(state, trick, legal)
+    return _strife_follow(s, trick, legal)
 
 
-def _strife_leader(state: State, legal: Sequence[int]) -> int:
+def _strife_leader(state: SeasOfStrifeState, legal: Sequence[int]) -> int:
     """The opponent with the fewest points plus tricks (then the lowest seat)."""
     seat = state.current_player()
-    points: list[int] = state.points  # type: ignore[attr-defined]
-    taken: list[int] = state.taken  # type: ignore[attr-defined]
+    points = state.points
+    taken = state.taken
     best = -1
     fewest = 1 << 30
     for s in legal:  # ascending: a tie keeps the lower seat
@@ -114,11 +120,11 @@ def _strife_leader(state: State, legal: Sequence[int]) -> int:
     return best
 
 
-def _strife_follow(state: State, trick: list[int], legal: Sequence[int]) -> int:
+def _strife_follow(state: SeasOfStrifeState, trick: list[int], legal: Sequence[int]) -> int:
     """The highest card of ``legal`` that does not take the trick as it stands, else the
     highest. ``legal`` is in number order (the engine keeps hands sorted)."""
     high = max(trick)
-    mask: int = state._colour_mask  # type: ignore[attr-defined]
+    mask = state.colour_mask
     if not mask & (mask - 1):  # one colour in the trick
         if len(trick) == 1 or COLOUR_OF[legal[0]] == COLOUR_OF[high]:
             # Against one card, any higher card takes the trick (its colour ties the
@@ -142,8 +148,9 @@ def greedy_strife_rollout(state: State, rng: random.Random, depth: int | None = 
     event (DEAL, where the round horizon stops), so the playout stops where no action is
     legal (a chance node or the end of the game)."""
     left = depth if depth is not None else -1
-    legal_actions = state.legal_actions
-    apply_action = state.apply_action
+    s = cast(SeasOfStrifeState, state)
+    legal_actions = s.legal_actions
+    apply_action = s.apply_action
     lead_key = LEAD_KEY.__getitem__
     colour_of = COLOUR_OF
     while left:
@@ -151,18 +158,18 @@ def greedy_strife_rollout(state: State, rng: random.Random, depth: int | None = 
         legal = legal_actions()
         if not legal:  # TERMINAL, or the DEAL that starts the next hand
             return
-        trick: list[int] = state.trick_cards  # type: ignore[attr-defined]
+        trick = s.trick_cards
         if not trick:
-            if state.decision_kind() == CHOOSE_LEADER:
-                apply_action(_strife_leader(state, legal))
+            if s.decision_kind() == CHOOSE_LEADER:
+                apply_action(_strife_leader(s, legal))
             else:  # a forced opening lead is the one card of legal
                 apply_action(min(map(lead_key, legal)) % 75)
             continue
         # _strife_follow inlined for its common case (one colour in the trick); a single
         # legal card comes out of either branch.
-        mask: int = state._colour_mask  # type: ignore[attr-defined]
+        mask = s.colour_mask
         if mask & (mask - 1):
-            apply_action(_strife_follow(state, trick, legal))
+            apply_action(_strife_follow(s, trick, legal))
             continue
         high = max(trick)
         if len(trick) == 1 or colour_of[legal[0]] == colour_of[high]:
@@ -194,17 +201,18 @@ GIVE_KEY: list[tuple[tuple[int, int], int]] = [(_give_priority(c), -c) for c in 
 
 def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """Seizure: house:greedy's choices (saloon.sdk.house.seizure.GreedyBot)."""
-    kind = state.decision_kind()
-    seat = state.current_player()
-    hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
+    s = cast(SeizureState, state)
+    kind = s.decision_kind()
+    seat = s.current_player()
+    hands = s.hands
     n = len(hands)
     if kind == PLAY_CARD:
         numbers = [c for c in legal if KIND[c] == K_NUMBER]
         if numbers:
             if sum(map(ACTIVE.__getitem__, hands[seat])) == 1:
                 return numbers[0]
-            ref: int = state.ref  # type: ignore[attr-defined]
-            reset: bool = state.reset  # type: ignore[attr-defined]
+            ref = s.ref
+            reset = s.reset
             ref_pair = PAIR[ref]
             ref_number = NUMBER[ref]
             best = -1
@@ -232,15 +240,14 @@ def greedy_seizure_playout(state: State, legal: Sequence[int], rng: random.Rando
     if kind == GIVE_CARD:
         return max(legal, key=GIVE_KEY.__getitem__)
     if kind == GIVE_TO:
-        totals: list[int] = state.totals  # type: ignore[attr-defined]
-        gift: int = state._gift  # type: ignore[attr-defined]
-        if KIND[gift] == K_PLUS:
+        totals = s.totals
+        if KIND[s.gift] == K_PLUS:
             return min(legal, key=lambda s: (totals[s], s))
         return max(legal, key=lambda s: (len(hands[s]), -s))
     if kind == TRADE_PARTNER:
         return min(legal, key=lambda s: (len(hands[s]), s))
     if kind == DEAL_SIZE:
-        totals = state.totals  # type: ignore[attr-defined]
+        totals = s.totals
         want = 15 if totals[seat] - min(totals) >= 10 else 7
         return min(legal, key=lambda a: (abs(a - want), a))
     return legal[int(rng.random() * len(legal))]
@@ -301,23 +308,21 @@ class _WesternPlanner:
         "shield",
     )
 
-    def __init__(self, state: State) -> None:
-        me: int = state.turn  # type: ignore[attr-defined]
+    def __init__(self, state: WesternShowdownState) -> None:
+        me = state.turn
         self.me = me
-        locations: list[int] = state.locations  # type: ignore[attr-defined]
-        stacks: list[list[int]] = state.stacks  # type: ignore[attr-defined]
         self.board: Board = tuple(
-            (loc, tuple(stack)) for loc, stack in zip(locations, stacks, strict=True)
+            (loc, tuple(stack)) for loc, stack in zip(state.locations, state.stacks, strict=True)
         )
-        self.shield: int = state.bulletproof  # type: ignore[attr-defined]
-        hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
+        self.shield = state.bulletproof
+        hands = state.hands
         self.hand = hands[me]
         opponent = 1 - me
-        played = set(state.played[opponent])  # type: ignore[attr-defined]
+        played = set(state.played[opponent])
         # greedy's opponent_cards: per value (ascending), the last unseen card of it.
         by_value = {VALUE[c]: c for c in DECKS[opponent] if c not in played}
         self.opponent_cards = tuple(by_value[v] for v in sorted(by_value))
-        draw: list[list[int]] = state.draw  # type: ignore[attr-defined]
+        draw = state.draw
         remaining = len(hands[0]) + len(hands[1]) + len(draw[0]) + len(draw[1])
         self.late = remaining <= 6
         self.end_weight = 0.15 + 0.6 * (1 - remaining / 18)
@@ -449,17 +454,17 @@ def clear_caches() -> None:
     _STACK_TERMS.clear()
 
 
-def _western_key(state: State) -> tuple[object, ...]:
-    """What house:greedy's choice at ``state`` depends on: the decision, the seat, the
-    table (locations, stacks, BULLETPROOF mask), its own hand, what the opponent has
-    played (its unseen cards), the cards left (how late it is), the pending card, slot and
-    pick, and whether it may pass REPUTATION (the legal actions follow from these)."""
-    s: Any = state
-    turn: int = s.turn
-    hands: list[list[int]] = s.hands
-    draw: list[list[int]] = s.draw
+def _western_key(s: WesternShowdownState, kind: str) -> tuple[object, ...]:
+    """What house:greedy's choice at ``s`` depends on: the decision (``kind``, and the
+    picked card that tells CHEAT's two picks apart), the seat, the table (locations,
+    stacks, BULLETPROOF mask), its own hand, what the opponent has played (its unseen
+    cards), the cards left (how late it is), the pending card, slot and pick, and whether
+    it may pass REPUTATION (the legal actions follow from these)."""
+    turn = s.turn
+    hands = s.hands
+    draw = s.draw
     return (
-        s._phase,
+        kind,
         turn,
         tuple(s.locations),
         tuple(map(tuple, s.stacks)),
@@ -467,9 +472,9 @@ def _western_key(state: State) -> tuple[object, ...]:
         tuple(hands[turn]),
         tuple(s.played[1 - turn]),
         len(hands[1 - turn]) + len(draw[0]) + len(draw[1]),
-        s._pending_card,
-        s._pending_slot,
-        s._pick,
+        s.pending_card,
+        s.pending_slot,
+        s.picked,
         s.reputation == turn and not s.blocked[turn],
     )
 
@@ -477,21 +482,21 @@ def _western_key(state: State) -> tuple[object, ...]:
 def greedy_western_playout(state: State, legal: Sequence[int], rng: random.Random) -> int:
     """Western Legends: Showdown: house:greedy's choices (its one-turn lookahead with a
     guess at the opponent's reply) over engine card ids, remembered by position."""
-    key = _western_key(state)
+    s = cast(WesternShowdownState, state)
+    kind = s.decision_kind()
+    key = _western_key(s, kind)
     choice = _WESTERN_CHOICES.get(key)
     if choice is None:
-        choice = _greedy_western_choice(state, legal)
+        choice = _greedy_western_choice(s, kind, legal)
         if len(_WESTERN_CHOICES) >= _WESTERN_CHOICES_MAX:
             _WESTERN_CHOICES.clear()
         _WESTERN_CHOICES[key] = choice
     return choice
 
 
-def _greedy_western_choice(state: State, legal: Sequence[int]) -> int:
-    kind = state.decision_kind()
+def _greedy_western_choice(state: WesternShowdownState, kind: str, legal: Sequence[int]) -> int:
     if kind == MULLIGAN:
-        locations: list[int] = state.locations  # type: ignore[attr-defined]
-        if not {SALOON, CABARET, HIDEOUT} & set(locations):
+        if not {SALOON, CABARET, HIDEOUT} & set(state.locations):
             for c in legal:
                 if c != DONE and VALUE[c] == 1:
                     return c
@@ -499,13 +504,12 @@ def _greedy_western_choice(state: State, legal: Sequence[int]) -> int:
     plan = _WesternPlanner(state)
     if kind in (TURN, DETERMINATION_EXTRA):
         return plan.choose_placement(legal, kind == TURN)
-    card: int = state._pending_card  # type: ignore[attr-defined]
-    slot: int = state._pending_slot  # type: ignore[attr-defined]
+    card = state.pending_card
     if card < 0:
         return legal[0]
-    location: int = state.locations[slot]  # type: ignore[attr-defined]
+    location = state.locations[state.pending_slot]
     board = plan.board
-    picked: int = state._pick  # type: ignore[attr-defined]
+    picked = state.picked
     if kind == WALLOP_SECOND:
         one = next(c for c in plan.hand if VALUE[c] == 1)
         return max(

@@ -18,9 +18,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from saloon.games import TERMINAL, State
+from saloon.games.seas_of_strife.engine import SeasOfStrifeState
 from saloon.games.seizure.cards import POINTS
+from saloon.games.seizure.engine import SeizureState
 from saloon.sdk.bot import Bot, MatchInfo
 from saloon.sdk.house.playouts import (
     greedy_seizure_playout,
@@ -91,7 +94,7 @@ def tricks_rewards(state: State, root_scores: Sequence[float]) -> list[float]:
     """Seas of Strife: mid-hand, each seat's points plus the tricks it took this hand."""
     if state.current_player() == TERMINAL or round_horizon(state):
         return score_rewards(state, root_scores)
-    taken: list[int] = state.taken  # type: ignore[attr-defined]
+    taken = cast(SeasOfStrifeState, state).taken
     points = state.scores()
     return squash(
         [r - p - t for p, t, r in zip(points, taken, root_scores, strict=True)], TRICK_SCALE
@@ -102,7 +105,7 @@ def hand_points_rewards(state: State, root_scores: Sequence[float]) -> list[floa
     """Seizure: mid-round, each seat's total plus what its hand would score now."""
     if state.current_player() == TERMINAL or round_horizon(state):
         return score_rewards(state, root_scores)
-    hands: list[list[int]] = state.hands  # type: ignore[attr-defined]
+    hands = cast(SeizureState, state).hands
     totals = state.scores()
     projected = [t + sum(POINTS[c] for c in h) for t, h in zip(totals, hands, strict=True)]
     return squash([r - p for p, r in zip(projected, root_scores, strict=True)])

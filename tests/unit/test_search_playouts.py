@@ -9,10 +9,12 @@ engine-level policy must answer what the greedy bot answers through a real obser
 from __future__ import annotations
 
 import random
+from typing import cast
 
 import pytest
 
 from saloon.games import CHANCE, TERMINAL, get_game
+from saloon.games.western_showdown.engine import WesternShowdownState
 from saloon.sdk.house import make_house_bot, playouts
 from saloon.sdk.house.playouts import (
     greedy_seizure_playout,
@@ -126,7 +128,10 @@ def test_western_playout_remembers_a_choice_by_what_the_seat_sees() -> None:
                 assert other.legal_actions() == legal
                 again = greedy_western_playout(other, legal, random.Random(0))
                 assert len(playouts._WESTERN_CHOICES) == size  # remembered, not recomputed
-                assert again == first == playouts._greedy_western_choice(other, legal)
+                fresh = playouts._greedy_western_choice(
+                    cast(WesternShowdownState, other), other.decision_kind(), legal
+                )
+                assert again == first == fresh
                 compared += 1
             state.apply_action(legal[rng.randrange(len(legal))])
     assert compared > 300

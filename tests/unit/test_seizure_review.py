@@ -399,7 +399,7 @@ def test_resample_does_not_keep_a_chosen_gift_the_seat_cannot_see() -> None:
     for seed in range(60):
         twin = state.resample_hidden(0, random.Random(seed))
         assert twin.observation(0) == state.observation(0)
-        assert twin._gift in twin.hands[1]
-        gifts.add(twin._gift)
+        assert twin.gift in twin.hands[1]
+        gifts.add(twin.gift)
     assert len(gifts) > 1, "seat 0 cannot know which card seat 1 chose"
-    assert state.resample_hidden(1, random.Random(0))._gift == LEFT, "the giver knows it"
+    assert state.resample_hidden(1, random.Random(0)).gift == LEFT, "the giver knows it"

@@ -801,7 +801,7 @@ def test_random_play_follows_the_rules(seed: int) -> None:
                 assert len(state.hands[s]) == 3 or not state.draw[s]
             assert state.hands[seat]
         on_table = sorted(c for stack in state.stacks for c in stack)
-        pending = state._pending_card
+        pending = state.pending_card
         if kind == "STICK_SOURCE":
             # Any card but the STICK 'EM UP itself and activated BULLETPROOFs.
             assert legal == [
@@ -809,15 +809,17 @@ def test_random_play_follows_the_rules(seed: int) -> None:
             ]
         elif kind == "STICK_DEST":
             source = next(
-                loc for slot, loc in enumerate(state.locations) if state._pick in state.stacks[slot]
+                loc
+                for slot, loc in enumerate(state.locations)
+                if state.picked in state.stacks[slot]
             )
             assert legal == sorted(loc for loc in state.locations if loc != source)
         elif kind == "SADDLE_DEST":
-            here = state.locations[state._pending_slot]
-            assert state.stacks[state._pending_slot][-1] == pending
+            here = state.locations[state.pending_slot]
+            assert state.stacks[state.pending_slot][-1] == pending
             assert legal == sorted(loc for loc in state.locations if loc != here)
         elif kind == "CHEAT_PICK":
-            first = state._pick
+            first = state.picked
             assert legal == [c for c in on_table if c != first]
         action = rng.choice(legal)
         before = state.clone()
