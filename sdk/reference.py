@@ -449,8 +449,8 @@ def _house_section() -> list[str]:
         "| game | class |",
         "|---|---|",
     ]
-    for game_id, (module, name) in _greedy_bots().items():
-        lines.append(f"| {game_id} | `{module}.{name}` |")
+    for game_id, (module_name, name) in _greedy_bots().items():
+        lines.append(f"| {game_id} | `{module_name}.{name}` |")
     lines.append("")
     return lines
 
@@ -485,9 +485,8 @@ def documented_names() -> dict[str, set[str]]:
             or isinstance(v, frozenset)
         )
     }
-    for game_id, module_name in sdk_views_table().items():
+    for module_name in sdk_views_table().values():
         out[module_name] = module_names(importlib.import_module(module_name))
-        del game_id
     for module_name, names in HOUSE_PARTS.items():
         out.setdefault(module_name, set()).update(names)
     for module_name, name in _greedy_bots().values():
