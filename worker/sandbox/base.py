@@ -37,8 +37,14 @@ class Sandbox(ABC):
         bot_id: str,
         bot_version: str = "",
         limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+        deal: int | None = None,
     ) -> Seat:
-        """A seat for one match on the bot at ``bot_path`` (a package), held to ``limits``."""
+        """A seat for one match on the bot at ``bot_path`` (a package), held to ``limits``.
+
+        ``deal`` names the match's deal (its seed; the matches of a duplicate deal share
+        it): the seat's runtime has never played a match of that deal, so nothing a bot
+        kept in memory from one rotation of a deal serves it in another.
+        """
 
     @abstractmethod
     def close(self) -> None:
@@ -72,8 +78,10 @@ class ProcessSandbox(Sandbox):
         bot_id: str,
         bot_version: str = "",
         limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+        deal: int | None = None,
     ) -> Seat:
-        """A process seat on the bot file or folder at ``bot_path``."""
+        """A process seat on the bot file or folder at ``bot_path``: a new runtime process
+        for this match alone, so it has never played ``deal`` (nothing to check)."""
         from saloon.referee.remote import ProcessSeat
         from saloon.sdk.loader import bot_version as version_of
 

@@ -19,6 +19,15 @@ any fault it is removed, and the next match gets a fresh one. A runtime idle for
 :data:`IDLE_TIMEOUT_S` is removed. A runtime serves one seat at a time, so two seats of one
 match never share a runtime process (each gets its own container).
 
+A warm runtime never meets a deal twice: a seat names its match's deal (the match seed:
+the matches of a duplicate deal share it, see saloon.worker.seasons.schedule), the runtime
+handed out notes it, and a runtime that has seen that deal is never handed another match
+of it (its other rotations, a retried match, another season of the same seed). Module
+globals survive between a runtime's matches, so a bot that remembered the cards of one
+rotation would otherwise play the next with every hand open. The check is made where the
+runtime is handed out, under the pool's lock, so it holds however matches are batched,
+interleaved or retried on this sandbox; runtimes never move between sandboxes (workers).
+
 Every container carries the labels ``saloon=1``, ``saloon.owner=<owner>``,
 ``saloon.host`` and ``saloon.pid``, and is tracked and removed by id, never by name. The
 owner is the worker's id when given (stable across restarts: a worker that starts again
@@ -66,6 +75,9 @@ log = logging.getLogger(__name__)
 
 #: A warm runtime idle this long is removed.
 IDLE_TIMEOUT_S = 300.0
+#: Deals a runtime remembers having played (Runtime.deals); one that has played this many
+#: is removed after its match rather than pooled again, so it never forgets one.
+MAX_DEALS_SEEN = 10_000
 #: How often the reaper looks for idle runtimes.
 REAP_INTERVAL_S = 5.0
 #: Where the socket directory is mounted in the container, and the socket's name.
@@ -113,6 +125,8 @@ class Runtime:
     #: The warm gRPC channel to the runtime, reused match after match (it belongs to the
     #: thread that opened it; a seat in another thread opens a channel of its own).
     connection: BotConnection | None = None
+    #: The deals (match seeds) this runtime was handed: it never gets another match of one.
+    deals: set[int] = field(default_factory=set)
 
     @property
     def socket_path(self) -> Path:
@@ -180,15 +194,17 @@ class DockerSandbox(Sandbox):
         bot_id: str,
         bot_version: str = "",
         limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+        deal: int | None = None,
     ) -> Seat:
-        """A seat on the bot package at ``bot_path``: validated, its image built if new."""
+        """A seat on the bot package at ``bot_path``: validated, its image built if new. Its
+        runtime has never played ``deal`` (the match seed) when one is given."""
         package = load_package(bot_path)
         if package.language is not Language.PYTHON:
             raise UnsupportedLanguage(
                 f"{bot_path}: a {SPECS[package.language].label} bot; this sandbox runs Python bots"
             )
         tag = self.image(package)
-        seat = DockerSeat(self, package, tag, bot_id, limits)
+        seat = DockerSeat(self, package, tag, bot_id, limits, deal)
         seat.bot_version = bot_version or package.version
         return seat
 
@@ -207,15 +223,19 @@ class DockerSandbox(Sandbox):
         return SandboxInfo("docker", limits, self.runtime)
 
     # -- runtimes -------------------------------------------------------------------------
-    def acquire(self, package: BotPackage, tag: str, limits: SandboxLimits) -> Runtime:
-        """A runtime of the bot for one seat: a warm one of its version, or a new one."""
+    def acquire(
+        self, package: BotPackage, tag: str, limits: SandboxLimits, deal: int | None = None
+    ) -> Runtime:
+        """A runtime of the bot for one seat: a warm one of its version that has never
+        played ``deal`` (the most recently used of them), or a new one. The deal is noted
+        on the runtime as it is handed out (under the pool's lock): no other seat gets it
+        for that deal, whatever runs at the same time."""
         key = (tag, limits, self.runtime)
         while True:
             with self._lock:
                 if self._closed.is_set():
                     raise SandboxError("the sandbox is closed")
-                idle = self._idle.get(key, [])
-                warm = idle.pop() if idle else None
+                warm = _take(self._idle.get(key, []), deal)
             if warm is None:
                 break
             # A runtime that died while idle (a thread of its own left running out of
@@ -225,11 +245,16 @@ class DockerSandbox(Sandbox):
                 return warm
             self._remove(warm)
         runtime = self._start(package, tag, limits, key)
+        if deal is not None:
+            runtime.deals.add(deal)
         runtime.matches = 1
         return runtime
 
     def release(self, runtime: Runtime, healthy: bool) -> None:
-        """Give a runtime back after a seat: to the pool if healthy and warm, else remove it."""
+        """Give a runtime back after a seat: to the pool if healthy and warm (and not full
+        of deals, :data:`MAX_DEALS_SEEN`), else remove it."""
+        if healthy and len(runtime.deals) >= MAX_DEALS_SEEN:
+            healthy = False
         if healthy and self.warm and not self._closed.is_set():
             with self._lock:
                 runtime.last_used = time.monotonic()
@@ -493,6 +518,19 @@ class ContainerState(NamedTuple):
     why: str
     #: The engine, not the bot, is why: it cannot tell, or the container is gone.
     engine: bool = False
+
+
+def _take(idle: list[Runtime], deal: int | None) -> Runtime | None:
+    """Take from ``idle`` (least recently used first) the last runtime that has not played
+    ``deal`` and note the deal on it; None when every one has (the caller holds the lock)."""
+    for i in range(len(idle) - 1, -1, -1):
+        runtime = idle[i]
+        if deal is None or deal not in runtime.deals:
+            del idle[i]
+            if deal is not None:
+                runtime.deals.add(deal)
+            return runtime
+    return None
 
 
 @functools.cache

@@ -3,7 +3,8 @@
 The seat acquires its runtime in the background at launch (a match's containers start
 together), waits for the bot's socket, has the sandbox take the socket directory over,
 then plays over the runtime's warm gRPC channel. Any fault marks the runtime for removal;
-a clean match gives it back to the warm pool.
+a clean match gives it back to the warm pool. A seat given its match's deal (the seed) gets a
+runtime that has never played that deal.
 
 What the engine does wrong is not the bot's fault: a container that cannot be created or
 started, one the engine lost, removed or cannot inspect, raises
@@ -65,8 +66,11 @@ class DockerSeat(GrpcSeat):
         tag: str,
         bot_id: str,
         limits: SandboxLimits,
+        deal: int | None = None,
     ) -> None:
         super().__init__("", bot_id)
+        #: The match's deal (its seed): the runtime handed to this seat has never played it.
+        self.deal = deal
         self.sandbox_of = sandbox
         self.package = package
         self.tag = tag
@@ -92,7 +96,7 @@ class DockerSeat(GrpcSeat):
 
     def _acquire(self) -> None:
         try:
-            self.runtime = self.sandbox_of.acquire(self.package, self.tag, self.limits)
+            self.runtime = self.sandbox_of.acquire(self.package, self.tag, self.limits, self.deal)
             # A warm runtime's earlier matches are not this match's diagnostics.
             self._since = None if self.runtime.matches == 1 else time.time()
         except SandboxError as exc:

@@ -142,11 +142,14 @@ def seat_for(
     sandbox: SandboxKind,
     limits: SandboxLimits,
     stored: StoredResolver | None = None,
+    deal: int | None = None,
 ) -> Seat:
     """A live seat for bot reference ``ref``; BotRefError when this worker cannot run it.
 
     ``limits`` are the sandbox limits a bot path's process runs under; ``stored`` resolves
-    stored bot versions (without it they are refused).
+    stored bot versions (without it they are refused); ``deal`` (the match seed) is the
+    match's deal: a bot runtime that has played it is never seated for it again
+    (saloon.worker.sandbox.base.Sandbox.seat).
     """
     entry = parse_entry(ref)
     bot, version = entry.body, ""
@@ -159,7 +162,7 @@ def seat_for(
     if version or (entry.kind != HOUSE and Path(bot).exists()):
         # A bot path: the match's sandbox, under the season's limits.
         try:
-            seat = sandbox_for(sandbox).seat(bot, ref, version, limits=limits)
+            seat = sandbox_for(sandbox).seat(bot, ref, version, limits=limits, deal=deal)
         except (BotLoadError, PackageError) as exc:  # the bot's own files: not retried
             raise BotRefError(str(exc)) from None
         if isinstance(seat, ProcessSeat):
@@ -215,7 +218,11 @@ def build_match(spec: MatchSpec, stored: StoredResolver | None = None) -> Match:
     seats: list[Seat] = []
     try:
         for ref in spec.seats:
-            seats.append(seat_for(ref, spec.game, spec.sandbox, spec.sandbox_limits, stored))
+            # The deal is the seed (a duplicate deal's rotations share it): no warm runtime
+            # plays two matches of one seed, whatever the season, batch, job or retry.
+            seats.append(
+                seat_for(ref, spec.game, spec.sandbox, spec.sandbox_limits, stored, spec.seed)
+            )
         return Match(
             game,
             seats,
