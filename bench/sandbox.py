@@ -1,6 +1,8 @@
-"""Sandbox speed: cold container start, warm-pool match throughput, gVisor against runc.
+"""Sandbox speed: cold container start, warm-pool match throughput, gVisor against runc,
+and what keeping duplicate deals apart costs the warm pool.
 
     .venv/bin/python bench/sandbox.py [--matches 10] [--cold 5] [--no-gvisor]
+        [--dup-rounds 4] [--dup-seasons 3] [--only-duplicate]
 
 Needs a Docker engine and the bot base image (bash deploy/dev.sh test builds both). Every
 bot seat is the same small bot package (first legal action), so the figures are the
@@ -14,6 +16,16 @@ compared with, measured in the same run:
    container and channel kept across matches), and the ratio (target >= 0.8x).
 3. gVisor (runsc) against runc: the median warm match time per game and the ratio
    (target <= 1.3x).
+4. A duplicate season in the Docker sandbox, with deals kept apart (every seat names its
+   match's deal, the seed, and gets a runtime that never played it: what a worker does)
+   against today's warm pool before that rule (seats naming no deal: any warm runtime of
+   the version), each season on a new sandbox, so its cold starts count: Seas of Strife,
+   3 seats, three bot versions, ``--dup-rounds`` deals of 3 rotations, played match by
+   match alternately on the two sandboxes (which goes first alternates too). Per kind the
+   median over ``--dup-seasons`` seasons of the season's wall time, of its median match,
+   and the containers it started; the ratio of kept-apart to today's; and the wall time
+   kept-apart adds per container it starts beyond today's (a cold start, paid once per
+   bot version, rotation and worker: the longer the season, the less it weighs).
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ from saloon.referee.seats import DecisionRequest, EndInfo, Seat, StartInfo
 from saloon.worker.sandbox.base import ProcessSandbox, Sandbox
 from saloon.worker.sandbox.docker import DockerSandbox
 from saloon.worker.sandbox.packages import load_package
+from saloon.worker.seasons.schedule import SeasonSpec, expand
 
 LIMITS = MatchLimits(decision_ms=10_000, bank_ms=60_000, start_ms=60_000)
 #: Seats per game (the smallest table each game takes).
@@ -99,12 +112,56 @@ def cold_starts(bot: str, count: int) -> list[float]:
     return out
 
 
+def duplicate_seasons(bots: list[str], rounds: int, seasons: int) -> dict[str, list[float]]:
+    """Table 4's figures per kind ("today", "apart"): season wall seconds, median match
+    seconds and containers started, one of each per season."""
+    game, seats = "seas-of-strife-v1", 3
+    out: dict[str, list[float]] = {}
+    for n in range(seasons):
+        spec = SeasonSpec(
+            f"dup{n}", game, tuple(bots), seats, rounds=rounds, seed=1000 + n, duplicate=True
+        )
+        matches = expand(spec)
+        boxes = {"today": DockerSandbox(), "apart": DockerSandbox()}
+        try:
+            for box in boxes.values():
+                for bot in bots:
+                    box.image(load_package(bot))  # built before the clock starts
+            times: dict[str, list[float]] = {kind: [] for kind in boxes}
+            for i, match in enumerate(matches):
+                order = list(boxes) if i % 2 == 0 else list(reversed(boxes))
+                for kind in order:
+                    box = boxes[kind]
+                    deal = match.seed if kind == "apart" else None
+                    started = time.perf_counter()
+                    record = play_match(
+                        game,
+                        [box.seat(b, b, deal=deal) for b in match.seats],
+                        seed=match.seed,
+                        limits=LIMITS,
+                    )
+                    times[kind].append(time.perf_counter() - started)
+                    if record.faults:
+                        raise SystemExit(f"bench bot faulted: {record.faults}")
+            for kind, box in boxes.items():
+                out.setdefault(f"{kind}:season", []).append(sum(times[kind]))
+                out.setdefault(f"{kind}:match", []).append(statistics.median(times[kind]))
+                out.setdefault(f"{kind}:containers", []).append(len(box.container_ids()))
+        finally:
+            for box in boxes.values():
+                box.close()
+    return out
+
+
 def main() -> None:
     """Run the three measurements and print their tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--matches", type=int, default=10, help="matches per game and sandbox")
     parser.add_argument("--cold", type=int, default=5, help="cold starts to time")
     parser.add_argument("--no-gvisor", action="store_true", help="skip the runsc runtime")
+    parser.add_argument("--dup-rounds", type=int, default=4, help="deals per duplicate season")
+    parser.add_argument("--dup-seasons", type=int, default=3, help="duplicate seasons per kind")
+    parser.add_argument("--only-duplicate", action="store_true", help="table 4 alone")
     args = parser.parse_args()
     console = Console()
 
@@ -114,6 +171,16 @@ def main() -> None:
         (Path(bot) / "bot.py").write_text(BOT)
         # A process bot run as root gets a uid of its own: it must be able to read its files.
         Path(tmp).chmod(0o755)
+        # Table 4's three bot versions: the same bot, each file its own version.
+        versions = []
+        for v in range(3):
+            path = Path(tmp) / f"v{v}.py"
+            path.write_text(f"{BOT}# version {v}\n")
+            versions.append(str(path))
+        dup = duplicate_seasons(versions, args.dup_rounds, args.dup_seasons)
+        duplicate_table(console, dup, args.dup_rounds, args.dup_seasons)
+        if args.only_duplicate:
+            return
 
         cold = cold_starts(bot, args.cold)
         table = Table(title=f"Cold container start to first decision ({args.cold} starts)")
@@ -178,6 +245,49 @@ def main() -> None:
                 f"{runsc / runc:.2f}x",
             )
         console.print(table)
+
+
+def duplicate_table(
+    console: Console, dup: dict[str, list[float]], rounds: int, seasons: int
+) -> None:
+    """Print table 4."""
+    table = Table(
+        title=f"Duplicate season, docker: deals kept apart against today's warm pool "
+        f"(seas-of-strife-v1, 3 seats, 3 versions, {rounds} deals x 3 rotations; "
+        f"medians of {seasons} seasons)"
+    )
+    table.add_column("what")
+    table.add_column("today's pool", justify="right")
+    table.add_column("deals kept apart", justify="right")
+    table.add_column("apart / today", justify="right")
+    for name, key, scale, unit in (
+        ("season wall (cold starts included)", "season", 1.0, "s"),
+        ("median match", "match", 1000.0, "ms"),
+        ("containers started", "containers", 1.0, ""),
+    ):
+        today = statistics.median(dup[f"today:{key}"])
+        apart = statistics.median(dup[f"apart:{key}"])
+        fmt = ".2f" if unit == "s" else ".0f"
+        table.add_row(
+            name,
+            f"{today * scale:{fmt}} {unit}".strip(),
+            f"{apart * scale:{fmt}} {unit}".strip(),
+            f"{apart / today:.2f}x",
+        )
+    extra = [
+        (apart - today) / max(1.0, more - fewer)
+        for apart, today, more, fewer in zip(
+            dup["apart:season"],
+            dup["today:season"],
+            dup["apart:containers"],
+            dup["today:containers"],
+            strict=True,
+        )
+    ]
+    table.add_row(
+        "season wall added per extra container", "", "", f"{statistics.median(extra):.2f} s"
+    )
+    console.print(table)
 
 
 if __name__ == "__main__":
