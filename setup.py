@@ -1,7 +1,7 @@
 """Package discovery for the mapped folders (everything else is in pyproject.toml).
 
 Import names are namespaced (``saloon.referee`` is the folder ``referee/``), which
-setuptools' own discovery cannot follow; this finds every package under the six folders,
+setuptools' own discovery cannot follow; this finds every package under the mapped folders,
 so a new subpackage needs no hand-kept list.
 """
 
@@ -17,6 +17,7 @@ PACKAGE_DIR = {
     "saloon.worker": "worker",
     "saloon.ratings": "ratings",
     "saloon.arena": "arena",
+    "saloon.kits": "kits",
 }
 
 setup(

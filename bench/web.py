@@ -48,7 +48,7 @@ GAME = "western-showdown-v1"
 MATCHES = 60
 FLOOR = 775.0
 #: The folders of the import names (setup.py's PACKAGE_DIR).
-PACKAGES = ("games", "sdk", "referee", "worker", "ratings", "arena")
+PACKAGES = ("kits", "games", "sdk", "referee", "worker", "ratings", "arena")
 
 #: Fills a store with the same matches through whichever tree's code imports first, then
 #: serves it with that tree's web server; prints the port, serves until stdin closes.

@@ -154,6 +154,22 @@ ensure_platform_image() {
     deploy/platform-image/build-offline.sh >/dev/null
 }
 
+# The runtime images of the other languages (kits/*/build-offline.sh, each tagged by a hash of
+# its kit's files), built offline when missing. The Node.js kit's npm packages come from its
+# package-lock.json (npm ci): npm is installed with apt-get when missing.
+ensure_kit_images() {
+  docker_answers || return 0
+  local tag script
+  while read -r tag script; do
+    if docker image inspect "$tag" >/dev/null 2>&1; then continue; fi
+    if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      log "installing npm with apt-get (the Node.js runtime's packages)"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+    fi
+    build_offline "the runtime image" "$tag" "$script" >/dev/null
+  done < <(.venv/bin/python -m saloon.worker.sandbox.runtimes --kits)
+}
+
 demo() {
   setup
   # In-process queue, SQLite in a temporary folder: no Redis or Docker needed.
@@ -166,6 +182,7 @@ run_tests() {
   ensure_docker
   ensure_base_image
   ensure_platform_image
+  ensure_kit_images
   ensure_chromium
   log "ruff"
   .venv/bin/ruff check .

@@ -84,6 +84,11 @@ class UnsupportedLanguage(PackageError):
     """A package in a language this sandbox has no runtime for."""
 
 
+class BuildFailed(PackageError):
+    """A compiled version's build failed, overran its clock or flooded its output; the
+    message carries the compiler's own, with the author's paths."""
+
+
 class SandboxError(WorkerError):
     """A sandbox cannot do its job (no engine, no base image, unknown kind)."""
 

@@ -16,6 +16,7 @@ MAPPING = {
     "worker": "saloon.worker",
     "ratings": "saloon.ratings",
     "arena": "saloon.arena",
+    "kits": "saloon.kits",
 }
 
 

@@ -33,7 +33,7 @@ from saloon.worker.queue.rq_internals import RQ_VERSION, PipelinedWorker
 ROOT = Path(__file__).resolve().parents[2]
 INSTALLED = importlib.metadata.version("rq")
 #: The folders of the project's packages (saloon.<folder>).
-PACKAGES = ("games", "sdk", "referee", "worker", "ratings", "arena")
+PACKAGES = ("kits", "games", "sdk", "referee", "worker", "ratings", "arena")
 
 
 def changed(thing: str) -> str:

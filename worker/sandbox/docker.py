@@ -64,12 +64,18 @@ from saloon.referee.errors import BotSpecError
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
 from saloon.referee.remote import BotConnection
 from saloon.referee.seats import Seat
-from saloon.sdk.languages import SPECS, Language
-from saloon.worker.errors import DockerUnavailable, SandboxError, UnsupportedLanguage, WorkerError
+from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError
 from saloon.worker.sandbox.base import Sandbox
+from saloon.worker.sandbox.build import DEFAULT_BUILD_LIMITS, BuildLimits, build_version
 from saloon.worker.sandbox.docker_seat import DockerSeat
-from saloon.worker.sandbox.images import BOT_ROOT, LABEL, base_tag, ensure_bot_image
+from saloon.worker.sandbox.images import (
+    LABEL,
+    base_tag,
+    current_bot_image,
+    ensure_bot_image,
+)
 from saloon.worker.sandbox.packages import BotPackage, load_package
+from saloon.worker.sandbox.runtimes import runtime_for
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +153,7 @@ class DockerSandbox(Sandbox):
         warm: bool = True,
         client: Any = None,
         reap_interval_s: float | None = REAP_INTERVAL_S,
+        build_limits: BuildLimits = DEFAULT_BUILD_LIMITS,
     ) -> None:
         import docker
 
@@ -161,6 +168,8 @@ class DockerSandbox(Sandbox):
             None if reap_interval_s is None else max(0.1, min(reap_interval_s, idle_timeout_s))
         )
         self.warm = warm
+        #: What a compiled version's build step may use (saloon.worker.sandbox.build).
+        self.build_limits = build_limits
         self.owner = owner or default_owner()
         try:
             self.client = client or docker.from_env(timeout=_ENGINE_TIMEOUT_S, max_pool_size=32)
@@ -199,10 +208,7 @@ class DockerSandbox(Sandbox):
         """A seat on the bot package at ``bot_path``: validated, its image built if new. Its
         runtime has never played ``deal`` (the match seed) when one is given."""
         package = load_package(bot_path)
-        if package.language is not Language.PYTHON:
-            raise UnsupportedLanguage(
-                f"{bot_path}: a {SPECS[package.language].label} bot; this sandbox runs Python bots"
-            )
+        runtime_for(package.language)  # UnsupportedLanguage before anything is built
         tag = self.image(package)
         seat = DockerSeat(self, package, tag, bot_id, limits, deal)
         seat.bot_version = bot_version or package.version
@@ -213,7 +219,14 @@ class DockerSandbox(Sandbox):
         with self._lock:
             tag = self._images.get(package.version)
         if tag is None:
-            tag = ensure_bot_image(self.client, package, self.base)
+            runtime = runtime_for(package.language)
+            base = self.base if runtime.kit is None else runtime.tag()
+            tag = current_bot_image(self.client, package, base)
+            if tag is None:
+                built = None
+                if runtime.build is not None:
+                    built = build_version(self.client, package, runtime, base, self.build_limits)
+                tag = ensure_bot_image(self.client, package, base, built)
             with self._lock:
                 self._images[package.version] = tag
         return tag
@@ -296,14 +309,7 @@ class DockerSandbox(Sandbox):
         try:
             container = self.client.containers.create(
                 tag,
-                command=[
-                    "python3",
-                    "-m",
-                    "saloon.sdk.run",
-                    package.runtime_path(BOT_ROOT),
-                    "--socket",
-                    f"{SOCKET_DIR}/{SOCKET_NAME}",
-                ],
+                command=runtime_for(package.language).serve(package, f"{SOCKET_DIR}/{SOCKET_NAME}"),
                 name=f"saloon-bot-{uuid.uuid4().hex[:12]}",
                 labels=labels,
                 user=f"{BOT_UID}:{BOT_UID}",

@@ -87,8 +87,23 @@ def base_image_id(client: Any, tag: str | None = None) -> str:
         ) from None
 
 
-def ensure_bot_image(client: Any, package: BotPackage, base: str | None = None) -> str:
-    """The tag of ``package``'s image, built now unless an image on the same base exists.
+def current_bot_image(client: Any, package: BotPackage, base: str | None = None) -> str | None:
+    """The tag of ``package``'s image when one built on ``base`` is in the engine, else None."""
+    import docker.errors
+
+    tag = bot_tag(package)
+    try:
+        image = client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return None
+    return tag if image.labels.get("saloon.base") == base_image_id(client, base) else None
+
+
+def ensure_bot_image(
+    client: Any, package: BotPackage, base: str | None = None, built: bytes | None = None
+) -> str:
+    """The tag of ``package``'s image, built now unless an image on the same base exists
+    (``built``: what the version's build step made, see saloon.worker.sandbox.build).
 
     A reused image is marked used (:func:`mark_used`); after a build, the least recently
     used bot images beyond :func:`image_cap` are removed (:func:`prune_bot_images`).
@@ -116,7 +131,7 @@ def ensure_bot_image(client: Any, package: BotPackage, base: str | None = None) 
     }
     try:
         client.images.build(
-            fileobj=io.BytesIO(_context(package, base)),
+            fileobj=io.BytesIO(build_context(package, base, built)),
             custom_context=True,
             tag=tag,
             labels=labels,
@@ -232,8 +247,10 @@ def prune_bot_images(
     return removed
 
 
-def _context(package: BotPackage, base: str) -> bytes:
-    """The build context: a Dockerfile and the bot's files under bot/ (owned by root)."""
+def build_context(package: BotPackage, base: str, built: bytes | None = None) -> bytes:
+    """The build context of ``package``'s image on ``base``: a Dockerfile and the bot's
+    files under bot/ (owned by root); ``built``, a tar of what its build step made, goes
+    under bot/build/ (executable bits kept)."""
     dockerfile = f"FROM {base}\nCOPY --chown=0:0 bot/ {BOT_ROOT}/\n".encode()
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -245,17 +262,30 @@ def _context(package: BotPackage, base: str) -> bytes:
         folder.mode = 0o755
         tar.addfile(folder)
         for name, data in package.files:
-            parts = name.split("/")
-            for depth in range(1, len(parts)):
-                sub = tarfile.TarInfo("bot/" + "/".join(parts[:depth]))
-                sub.type = tarfile.DIRTYPE
-                sub.mode = 0o755
-                tar.addfile(sub)
-            entry = tarfile.TarInfo("bot/" + name)
-            entry.size = len(data)
-            entry.mode = 0o644
-            tar.addfile(entry, io.BytesIO(data))
+            _add_file(tar, "bot/" + name, data, 0o644)
+        if built is not None:
+            with tarfile.open(fileobj=io.BytesIO(built)) as made:
+                for member in made.getmembers():
+                    handle = made.extractfile(member) if member.isfile() else None
+                    if handle is None:
+                        continue
+                    rel = member.name.removeprefix("./")
+                    mode = 0o755 if member.mode & 0o111 else 0o644
+                    _add_file(tar, "bot/build/" + rel, handle.read(), mode)
     return out.getvalue()
+
+
+def _add_file(tar: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
+    parts = name.split("/")
+    for depth in range(2, len(parts)):
+        sub = tarfile.TarInfo("/".join(parts[:depth]))
+        sub.type = tarfile.DIRTYPE
+        sub.mode = 0o755
+        tar.addfile(sub)
+    entry = tarfile.TarInfo(name)
+    entry.size = len(data)
+    entry.mode = mode
+    tar.addfile(entry, io.BytesIO(data))
 
 
 def main(argv: list[str] | None = None) -> int:
