@@ -108,8 +108,8 @@ class SearchBudget:
     """How much one decision may search: iterations (what decides, reproducibly), and a
     wall-time safety cap in milliseconds (when it fires the result says so: ``capped``)."""
 
-    #: Playouts per decision (RolloutSearch: samples x legal actions): what decides how
-    #: much is searched, the same on every machine.
+    #: Playouts per decision (RolloutSearch: samples x legal actions, so 24 with 12 legal
+    #: actions is 2 samples): what decides how much is searched, the same on every machine.
     iterations: int = DEFAULT_ITERATIONS
     #: The wall-time safety cap of one decision, in milliseconds (``capped`` when it fires).
     time_ms: float = DEFAULT_TIME_MS
@@ -478,8 +478,9 @@ class RolloutSearch(_SearchBase):
     With a prior (the base policy's own choice), another action must beat it by
     ``prior_margin`` on average (and, with ``confidence`` > 0, by that many standard errors
     of the paired differences): small differences leave the base policy's choice standing.
-    The iteration budget counts playouts (``samples x actions``); the time cap is checked
-    between samples.
+    The iteration budget counts playouts: ``samples x legal actions``, so 24 playouts with
+    12 legal actions is 2 samples (at least ``min_samples``, however many actions); the
+    time cap is checked between samples.
     """
 
     def __init__(

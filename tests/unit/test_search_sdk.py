@@ -176,3 +176,33 @@ def test_a_rollout_replaces_the_generic_playout(searcher: type[Any]) -> None:
     assert [(s.action, s.visits, s.mean_reward) for s in looped.stats] == [
         (s.action, s.visits, s.mean_reward) for s in plain.stats
     ]
+
+
+def test_rollout_search_budget_is_samples_times_legal_actions() -> None:
+    """Issue 30 (the guide and the reference say so): RolloutSearch's iteration budget
+    counts playouts, one per legal action per sample: 24 playouts with 12 legal actions
+    is 2 samples; with more actions than playouts, still one sample (min_samples)."""
+    state = get_game(GAME).new_game(3)
+    rng = random.Random(3)
+    while state.current_player() == CHANCE:
+        state.apply_chance(state.sample_chance(rng))
+    while len(state.legal_actions()) != 12:  # play on until a seat has 12 choices
+        player = state.current_player()
+        if player == CHANCE:
+            state.apply_chance(state.sample_chance(rng))
+            continue
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.randrange(len(legal))])
+    seat = state.current_player()
+    legal = state.legal_actions()
+    decision = make_decision(
+        GAME,
+        state.decision_kind(),
+        state.observation(seat),
+        [state.action_to_json(a) for a in legal],
+    )
+    for budget, samples in ((24, 2), (25, 2), (36, 3), (5, 1)):
+        search = RolloutSearch(GAME, seat, random.Random(0), SearchBudget(budget, 1e9))
+        result = search.run(decision)
+        assert result.iterations == samples * 12 and result.budget == samples * 12
+        assert {s.visits for s in result.stats} == {samples} and len(result.stats) == 12
