@@ -7,8 +7,13 @@ limits it was played under.
 from __future__ import annotations
 
 import functools
+import logging
+import math
+import os
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 #: Time a bot has for one decision before its time bank is drawn on.
 DEFAULT_DECISION_MS = 1_000
@@ -49,6 +54,43 @@ class MatchLimits:
 
 
 DEFAULT_LIMITS = MatchLimits()
+
+
+# -- the platform's part of a seat's start ---------------------------------------------------
+#: The platform's part of a seat's start (the runtime's process or container up, Python and
+#: the SDK imported, until the runtime says it is about to load the bot; and the referee's
+#: own gRPC connection to a runtime that answers the HTTP/2 handshake) is bounded by this,
+#: never by the bot's start time: an overrun is PlatformStartTimeout (the match retried),
+#: never a fault of the bot's. ``$SALOON_PLATFORM_START_S`` sets it (a slower machine or
+#: runtime; a test that wants an overrun): read each time a seat starts, not at import.
+DEFAULT_PLATFORM_START_S = 60.0
+PLATFORM_START_ENV = "SALOON_PLATFORM_START_S"
+
+
+def platform_start_s() -> float:
+    """The platform's start bound now: ``$SALOON_PLATFORM_START_S`` (seconds > 0), else
+    :data:`DEFAULT_PLATFORM_START_S` (with one warning per bad value when it is set to
+    something else)."""
+    return _platform_start_s(os.environ.get(PLATFORM_START_ENV, "").strip())
+
+
+@functools.lru_cache(maxsize=8)
+def _platform_start_s(raw: str) -> float:
+    if not raw:
+        return DEFAULT_PLATFORM_START_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if 0 < value < math.inf:
+        return value
+    log.warning(
+        "$%s=%r is not a number of seconds > 0: %.0f s",
+        PLATFORM_START_ENV,
+        raw,
+        DEFAULT_PLATFORM_START_S,
+    )
+    return DEFAULT_PLATFORM_START_S
 
 
 # -- the whole-match wall-clock cap ---------------------------------------------------------

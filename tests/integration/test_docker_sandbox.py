@@ -354,8 +354,6 @@ def test_the_base_image_carries_the_bot_runtime_but_not_the_arena_api(
 def test_a_docker_bot_whose_import_overruns_the_start_time_is_charged_and_a_platform_overrun_is_not(
     sandbox: DockerSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from saloon.worker.sandbox import docker_seat
-
     # The bot's own part: an import that sleeps past the start time is the bot's TIMEOUT.
     slow = tmp_path / f"slow_import_{time.monotonic_ns()}"
     slow.mkdir()
@@ -369,7 +367,7 @@ def test_a_docker_bot_whose_import_overruns_the_start_time_is_charged_and_a_plat
     assert [(f.seat, f.kind.value) for f in record.faults][:1] == [(0, "TIMEOUT")]
     assert "did not load and serve within its start time (1500 ms)" in record.faults[0].detail
     # The platform's part past its bound: SandboxFailed (the match retried), never a fault.
-    monkeypatch.setattr(docker_seat, "PLATFORM_START_S", 0.0)
+    monkeypatch.setenv("SALOON_PLATFORM_START_S", "0.001")
     cold = sandbox.seat(HONEST, "honest-cold", limits=SandboxLimits(memory_mb=300))
     seats = [cold, InProcessSeat(make_house_bot(GAME, "random"), "house:random")]
     with pytest.raises(SandboxFailed, match=r"not the bot's fault|did not start in time"):

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee import remote
 from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import PlatformStartTimeout
 from saloon.referee.faults import FaultKind
@@ -125,7 +124,7 @@ def test_a_bot_whose_own_import_overruns_the_start_time_is_charged_with_it(
 def test_a_platform_start_past_its_bound_is_retried_not_charged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(remote, "PLATFORM_START_S", 0.0)
+    monkeypatch.setenv("SALOON_PLATFORM_START_S", "0.001")
     with pytest.raises(PlatformStartTimeout, match="not the bot's fault"):
         _play(ProcessSeat(bot("function_bot.py")), start_ms=10_000)
     # In a season: SandboxFailed, which fails the job and retries the match (no record).

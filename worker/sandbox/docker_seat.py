@@ -11,7 +11,7 @@ started, one the engine lost, removed or cannot inspect, raises
 :class:`~saloon.worker.errors.SandboxFailed` out of the match (no record; the match job
 fails and retries) instead of a CRASH fault in the bot's record.
 
-A cold runtime's start is split in two (saloon.referee.remote.PLATFORM_START_S): the
+A cold runtime's start is split in two (saloon.referee.remote.start): the
 platform's part, the container up and the runtime serving until it writes its loading
 marker (it is about to load the bot), bounded generously and, when overrun, a
 SandboxFailed (retried: a loaded machine is not the bot's fault); then the bot's part,
@@ -30,9 +30,8 @@ from typing import TYPE_CHECKING
 from saloon.referee.botprocess import LOAD_ERROR
 from saloon.referee.errors import PlatformStartTimeout
 from saloon.referee.faults import FaultKind, SeatFault
-from saloon.referee.limits import SandboxLimits
+from saloon.referee.limits import SandboxLimits, platform_start_s
 from saloon.referee.remote import (
-    PLATFORM_START_S,
     BotConnection,
     GrpcSeat,
     connect_unclocked,
@@ -120,7 +119,7 @@ class DockerSeat(GrpcSeat):
 
     def _connect(self, deadline: float) -> float:
         # The platform's part (module docstring): the container, then the runtime up.
-        platform_deadline = self._launched + PLATFORM_START_S
+        platform_deadline = self._launched + platform_start_s()
         if self._acquiring is not None:
             self._acquiring.join(max(0.0, platform_deadline - time.monotonic()))
         runtime = self.runtime
@@ -155,7 +154,9 @@ class DockerSeat(GrpcSeat):
             self.connection = warm
             self._owns_connection = False
         if runtime.matches == 1:  # the bot's set-up is clocked, the referee's connect not
-            return connect_unclocked(self, deadline)
+            return connect_unclocked(
+                self, runtime.socket_path, deadline, self._start_s, self._check_alive
+            )
         return super()._connect(deadline)
 
     def _check_alive(self) -> None:
