@@ -12,11 +12,14 @@ module keeps its heavy imports inside its handlers, so that ``saloon play`` stay
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import re
+import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -251,6 +254,42 @@ def cmd_games(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     """Play one match and print its log (or its record as JSON)."""
+    with ended_by_sigterm():
+        return _play(args, out)
+
+
+#: ``saloon play``'s exit status when a SIGTERM ended it (128 + the signal, as a shell says).
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+@contextlib.contextmanager
+def ended_by_sigterm() -> Iterator[None]:
+    """SIGTERM ends the command as Ctrl-C does (SystemExit(143) where the main thread is):
+    every seat is closed on the way out, and a sandbox's exit handler removes what it
+    started (bot processes, containers and their volumes). Only the first SIGTERM is
+    acted on: later ones, while that clean-up runs (every wait of it bounded), are
+    ignored. Outside the main thread, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    terminated = False
+
+    def terminate(_signum: int, _frame: object) -> None:
+        nonlocal terminated
+        terminated = True
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # until the process exits
+        raise SystemExit(EXIT_TERMINATED)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        if not terminated:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _play(args: argparse.Namespace, out: TextIO) -> int:
     from saloon.referee.match import Match, local_seats
 
     limits = replace(

@@ -8,7 +8,8 @@ environment of the image's few variables only. Its one mount is the socket direc
 referee reaches the bot through ``bot.sock`` in it with a :class:`GrpcSeat`.
 
 The socket directory is a tmpfs volume of 64 KiB (when the referee runs as root: the
-engine's volume folder is only root's), or a host temporary folder otherwise. The bot owns
+engine's volume folder is only root's; it carries the container's labels and is removed
+with it), or a host temporary folder otherwise. The bot owns
 it until its runtime has bound the socket; then the referee takes it over (root-owned,
 0755), so the bot can no longer replace, move or add anything in it, and the referee only
 ever connects to a real socket there, never to a link.
@@ -280,6 +281,15 @@ class DockerSandbox(Sandbox):
     ) -> Runtime:
         import docker.types
 
+        labels = {
+            LABEL: "1",
+            "saloon.owner": self.owner,
+            "saloon.host": socketlib.gethostname(),
+            "saloon.pid": str(os.getpid()),
+            "saloon.bot.version": package.version,
+        }
+        if parent := own_container_id():
+            labels["saloon.parent"] = parent
         own_dir: Path | None = None
         if self._use_volume:
             options = {
@@ -291,21 +301,14 @@ class DockerSandbox(Sandbox):
                 target=SOCKET_DIR,
                 source=None,
                 type="volume",
+                # The container's labels: what a check for leftovers finds it by.
+                labels=labels,
                 driver_config=docker.types.DriverConfig("local", options),
             )
         else:
             own_dir = Path(tempfile.mkdtemp(prefix="saloon-docker-"))
             own_dir.chmod(0o777)  # the bot's uid binds its socket here; locked after
             mount = docker.types.Mount(target=SOCKET_DIR, source=str(own_dir), type="bind")
-        labels = {
-            LABEL: "1",
-            "saloon.owner": self.owner,
-            "saloon.host": socketlib.gethostname(),
-            "saloon.pid": str(os.getpid()),
-            "saloon.bot.version": package.version,
-        }
-        if parent := own_container_id():
-            labels["saloon.parent"] = parent
         try:
             container = self.client.containers.create(
                 tag,
