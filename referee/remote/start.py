@@ -48,7 +48,7 @@ POLL_S = 0.005
 #: honest runtime answers at once, a loaded machine may take a moment.
 HANDSHAKE_FLOOR_S = 1.0
 #: Longest single wait of a probe for an answer (the runtime is checked between waits).
-PROBE_WAIT_S = 0.2
+PROBE_WAIT_S = 0.5
 #: The HTTP/2 client preface and an empty SETTINGS frame: what a gRPC server must answer.
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 _SETTINGS = 4
@@ -111,7 +111,7 @@ def handshake(path: Path, wait_s: float = PROBE_WAIT_S) -> Handshake:
     return Handshake.HTTP2 if head[3] == _SETTINGS else Handshake.GARBAGE
 
 
-def answers_garbage(path: Path, wait_s: float = PROBE_WAIT_S) -> bool:
+def answers_garbage(path: Path, wait_s: float = HANDSHAKE_FLOOR_S) -> bool:
     """True when the socket at ``path`` answers an HTTP/2 preface with something else."""
     return handshake(path, wait_s) is Handshake.GARBAGE
 

@@ -30,6 +30,7 @@ from saloon.referee.record import MatchRecord
 from saloon.referee.remote.start import NOT_GRPC
 from tests import services
 
+from .docker_fixtures import base_image_or_skip, open_test_sandbox
 from .helpers import check_record
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -75,8 +76,13 @@ def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
 
 
 def require(sandbox: str) -> None:
+    """Skip loudly (fail in CI) without the Docker engine or the bot base image."""
     if sandbox == "docker":
-        services.require("docker")
+        probe = open_test_sandbox()
+        try:
+            base_image_or_skip(probe)
+        finally:
+            probe.close()
 
 
 def bot_processes(name: str) -> list[int]:
