@@ -37,13 +37,15 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from saloon.games import get_game
 from saloon.referee.errors import RefereeError
 from saloon.referee.faults import FaultKind
-from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits
+from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits, platform_start_s, wall_cap_ms
 from saloon.referee.record import MatchRecord, Outcome, stderr_blocks
 from saloon.referee.seeds import derive_seed
 from saloon.sdk.search import parse_capped_note
@@ -379,7 +381,12 @@ def play_all(
     kinds: Mapping[str, Any] | None = None,
     done: Callable[[int], None] | None = None,
 ) -> list[MatchOutcome]:
-    """Play every match on ``jobs`` processes (1: in this one); ``done(count)`` after each."""
+    """Play every match on ``jobs`` processes (1: in this one); ``done(count)`` after each.
+
+    Every wait has a bound: RefereeError when a process playing matches dies (killed, out
+    of memory: its match would never end) or no match ends within :func:`match_bound_s`;
+    the other processes are stopped. A bot runtime of a process that died is left to the
+    sweep of orphaned bot processes (saloon.worker.sandbox.base.sweep_orphans)."""
     work = [_Job(game, dict(options or {}), limits, sandbox, dict(kinds or {}), m) for m in matches]
     results: list[MatchOutcome] = []
 
@@ -392,11 +399,48 @@ def play_all(
     if jobs <= 1 or len(work) <= 1:
         collect(_play(job) for job in work)
         return results
+    bound = match_bound_s(game, len(work[0].match.bots), limits)
     # spawn: a forked copy of a process that has started gRPC's threads may hang.
     context = multiprocessing.get_context("spawn")
-    with context.Pool(min(jobs, len(work))) as pool:
-        collect(pool.imap_unordered(_play, work))
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(min(jobs, len(work)), mp_context=context)
+    try:
+        pending = {pool.submit(_play, job) for job in work}
+        workers = set(multiprocessing.active_children()) - before
+        while pending:
+            finished, pending = wait(pending, timeout=bound, return_when=FIRST_COMPLETED)
+            if not finished:
+                for process in workers:  # hung: not left to the executor's exit
+                    process.kill()
+                raise RefereeError(
+                    f"no match of the evaluation ended within {bound:.0f} s of the last "
+                    f"({len(results)} of {len(work)} played): stopped"
+                )
+            collect(future.result() for future in finished)
+        pool.shutdown()
+    except BrokenProcessPool:
+        raise RefereeError(
+            f"a process playing the evaluation's matches died ({len(results)} of "
+            f"{len(work)} played; killed, or out of memory?): stopped"
+        ) from None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     return results
+
+
+#: Time on top of a match's own bounds before an evaluation stops waiting for it.
+MATCH_SLACK_S = 30.0
+
+
+def match_bound_s(game: str, seats: int, limits: MatchLimits) -> float:
+    """The longest one match of an evaluation can take, and then some: its wall-clock cap
+    (saloon.referee.limits.wall_cap_ms), every seat's start (the platform's bound twice,
+    for its runtime and for the referee's connection, and the start time), and
+    :data:`MATCH_SLACK_S`. Every wait of a match is bounded: a match not done by then
+    is stuck, and the evaluation stops rather than wait for good."""
+    cap_s = wall_cap_ms(limits, seats, get_game(game).max_length) / 1000
+    starts_s = seats * (2 * platform_start_s() + limits.start_ms / 1000)
+    return cap_s + starts_s + MATCH_SLACK_S
 
 
 class ProgressBar:
