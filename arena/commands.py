@@ -29,6 +29,7 @@ from saloon.sdk.client import (
     server_or_local,
 )
 from saloon.worker.errors import WorkerError
+from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons.cli import add_store_argument
 
 #: Owner of bots submitted to a local store (no server): the OS user.
@@ -53,13 +54,13 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     )
     serve.add_argument(
         "--sandbox",
-        choices=["docker", "process"],
+        choices=sorted(SandboxKind),
         default="docker",
         help="where qualification matches run (process: NOT a security boundary)",
     )
     serve.add_argument(
         "--season-sandbox",
-        choices=["docker", "process"],
+        choices=sorted(SandboxKind),
         default="docker",
         help="where the workers run ladder season matches",
     )
@@ -103,7 +104,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     _add_target(submit)
     submit.add_argument(
         "--sandbox",
-        choices=["process", "docker"],
+        choices=list(SandboxKind),
         default="process",
         help="local store only: where the qualification match runs",
     )

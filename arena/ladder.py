@@ -29,9 +29,10 @@ from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house import house_bot_names
 from saloon.worker.errors import SeasonSpecError
 from saloon.worker.queue.season_queue import SeasonQueue
+from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons import run as seasons
 from saloon.worker.seasons.schedule import SeasonSpec
-from saloon.worker.seasons.spec import SandboxKind, check_season_id
+from saloon.worker.seasons.spec import check_season_id
 from saloon.worker.store.store import Store
 
 log = logging.getLogger(__name__)

@@ -50,9 +50,9 @@ from saloon.worker.errors import (
     UnknownSeason,
 )
 from saloon.worker.queue.season_queue import SeasonQueue
+from saloon.worker.sandbox import SandboxKind
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.seasons import run as seasons
-from saloon.worker.seasons.spec import SandboxKind
 
 
 class TokenBucket:

@@ -86,9 +86,9 @@ from saloon.arena.registry import Registry, Role
 from saloon.arena.server import ArenaServer, ServeOptions
 from saloon.arena.submit import submit
 from saloon.sdk.client import ArenaClient
+from saloon.worker.sandbox import SandboxKind
 from saloon.worker.sandbox.base import ProcessSandbox
 from saloon.worker.seasons import run as seasons
-from saloon.worker.seasons.spec import SandboxKind
 from saloon.worker.store.store import Store
 
 GAME = "western-showdown-v1"

@@ -31,8 +31,7 @@ from saloon.arena.submit import submit
 from saloon.ratings.incremental import IncrementalBoard
 from saloon.ratings.leaderboard import build_leaderboard
 from saloon.worker.queue.season_queue import SeasonQueue, connect
-from saloon.worker.sandbox import open_sandbox
-from saloon.worker.seasons.spec import SandboxKind
+from saloon.worker.sandbox import SandboxKind, open_sandbox
 from saloon.worker.store.store import Store
 
 GAME = "seas-of-strife-v1"

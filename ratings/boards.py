@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import TYPE_CHECKING, TextIO
 
 from saloon.ratings.errors import NoResultsError
 from saloon.ratings.fold import fold
+from saloon.ratings.formats import Format
 from saloon.ratings.htmlpage import render_html
 from saloon.ratings.incremental import BoardScope, IncrementalBoard, board_standings
 from saloon.ratings.ladders import Ladder, default_ladder, ladder_for
@@ -23,15 +23,6 @@ from saloon.ratings.source import known_bots, load, with_defaults
 
 if TYPE_CHECKING:
     from saloon.worker.store.store import Store
-
-
-class Format(StrEnum):
-    """How a leaderboard is written."""
-
-    TABLE = "table"
-    JSON = "json"
-    CSV = "csv"
-    HTML = "html"
 
 
 def write_leaderboard(board: Leaderboard, fmt: Format, out: TextIO) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from saloon.ratings.errors import NoResultsError, OutputError, RatingsError
+from saloon.ratings.formats import Format
 from saloon.referee.cli import parse_option
 from saloon.sdk.client import ArenaClientError, add_server_arguments, server_or_local
 from saloon.worker.seasons.cli import add_store_argument
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from saloon.sdk.client import ArenaClient
     from saloon.worker.store.store import Store
 
-FORMATS = ("table", "json", "csv", "html")
 #: Matches `saloon bot show` lists by default.
 DEFAULT_RECENT = 10
 #: Rating history points `saloon bot show` prints per ladder by default (the last ones).
@@ -50,7 +50,9 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
         help="the ladder: a rated-apart game option (e.g. end=gap); default: the game's "
         "default options",
     )
-    board.add_argument("--format", choices=FORMATS, default="table", help="default table")
+    board.add_argument(
+        "--format", choices=list(Format), default=Format.TABLE.value, help="default table"
+    )
     board.add_argument("--out", metavar="F", help="write to file F instead of stdout")
     add_store_argument(board)
     add_server_arguments(
@@ -118,7 +120,6 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO) -> int:
     """Print (or write) a leaderboard."""
     from saloon.games import get_game
     from saloon.ratings.boards import (
-        Format,
         game_leaderboard,
         season_leaderboard,
         write_leaderboard,
@@ -153,7 +154,7 @@ def _remote_leaderboard(
 ) -> int:
     """The leaderboard from an arena server: JSON as the server renders it, or its rows as
     a table or CSV (the HTML page is the server's own, at /leaderboard/GAME)."""
-    if args.format == "html":
+    if args.format == Format.HTML:
         raise RatingsError("the server's HTML board is its web page: /leaderboard/GAME")
     board = client.leaderboard(args.game, options, args.season or "")
     head = ["rank", "bot", "owner", "version", "mu-3sigma", "mu", "sigma", "matches", "faults"]
@@ -170,9 +171,9 @@ def _remote_leaderboard(
         for r in board.rows
     ]
     with _output(args.out, out) as sink:
-        if args.format == "json":
+        if args.format == Format.JSON:
             sink.write(board.json)
-        elif args.format == "csv":
+        elif args.format == Format.CSV:
             writer = csv.writer(sink, lineterminator="\n")
             writer.writerows([head, *rows])
         else:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from saloon.ratings.ladders import Ladder
 from saloon.ratings.params import RatingParams, Scope
-from saloon.ratings.results import Outcome, Result
+from saloon.ratings.results import Result
+from saloon.referee.record import Outcome
 
 if TYPE_CHECKING:
     import trueskill

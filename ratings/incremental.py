@@ -60,8 +60,9 @@ from saloon.ratings.fold import BotStats, Folder, HeadToHead, HistoryPoint, Key,
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import BotInfo
 from saloon.ratings.params import RatingParams, Scope
-from saloon.ratings.results import Outcome, Result, SeatResult
+from saloon.ratings.results import Result, SeatResult
 from saloon.ratings.source import bot_name, owner_of, with_defaults
+from saloon.referee.record import Outcome
 from saloon.sdk.botref import STORED, parse_entry
 from saloon.worker.store import schema as t
 from saloon.worker.store.rows import MatchStatus, SeasonStatus

@@ -6,18 +6,9 @@ Adapters turn store rows (:mod:`saloon.ratings.source`) or match records into th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from saloon.ratings.ladders import Ladder
-
-
-class Outcome(StrEnum):
-    """How a scheduled match ended."""
-
-    #: Played to the end: rated (played-out seats rank last, as the record says).
-    COMPLETED = "completed"
-    #: Stopped by the infrastructure (never by a bot): not rated, not counted.
-    ABORTED = "aborted"
+from saloon.referee.record import Outcome
 
 
 @dataclass(frozen=True)

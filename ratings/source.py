@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import BotInfo
-from saloon.ratings.results import Outcome, Result, SeatResult
+from saloon.ratings.results import Result, SeatResult
+from saloon.referee.record import Outcome
 from saloon.sdk.botref import ENTRY_TAG, HOUSE, STORED, parse_entry
 
 if TYPE_CHECKING:
-    from saloon.worker.store.rows import ResultRow
-    from saloon.worker.store.rows import SeatResult as StoreSeat
+    from saloon.worker.store.rows import ResultRow, SeatRow
     from saloon.worker.store.store import Store
 
 #: Owner shown for house bots and for bots given as local paths.
@@ -64,7 +64,7 @@ class Loaded:
     rows: dict[str, ResultRow] = field(default_factory=dict)
 
 
-def seat_results(seats: Iterable[StoreSeat], owners: dict[str, str]) -> tuple[SeatResult, ...]:
+def seat_results(seats: Iterable[SeatRow], owners: dict[str, str]) -> tuple[SeatResult, ...]:
     """A stored result's seats as fold inputs (aborted seats rank 0, score 0)."""
     out = []
     for seat in seats:

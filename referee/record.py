@@ -29,9 +29,11 @@ TIMING_KEY = "timing"
 
 
 class Outcome(StrEnum):
-    """How a match ended: played to its end, or stopped by the referee (ratings skip it)."""
+    """How a match ended; the one enum of it, from the record to the store and the ratings."""
 
+    #: Played to the end: rated (played-out seats rank last, as the record says).
     COMPLETED = "completed"
+    #: Stopped by the referee or the infrastructure (never by a bot): not rated, not counted.
     ABORTED = "aborted"
 
 

@@ -18,8 +18,7 @@ from saloon.arena import ladder
 from saloon.arena.registry import Registry
 from saloon.arena.submit import submit
 from saloon.worker.queue.season_queue import SeasonQueue, connect, promote_due
-from saloon.worker.sandbox import open_sandbox
-from saloon.worker.seasons.spec import SandboxKind
+from saloon.worker.sandbox import SandboxKind, open_sandbox
 from saloon.worker.store.rows import SeasonStatus
 from saloon.worker.store.store import Store
 

@@ -22,7 +22,7 @@ from saloon.ratings.incremental import IncrementalBoard
 from saloon.ratings.leaderboard import build_leaderboard
 from saloon.sdk.client import ArenaClientError
 from saloon.worker.queue.season_queue import SeasonQueue, connect
-from saloon.worker.seasons.spec import SandboxKind
+from saloon.worker.sandbox import SandboxKind
 from saloon.worker.store.rows import SeasonStatus
 from saloon.worker.store.store import Store
 from tests.databases import postgres_schema

@@ -25,9 +25,9 @@ from rq.job import Job
 from saloon.referee.limits import MatchLimits
 from saloon.referee.record import without_timing
 from saloon.worker.queue.season_queue import SeasonQueue, alive_key, connect
+from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons.run import create, progress, run_here, start
 from saloon.worker.seasons.schedule import SeasonSpec
-from saloon.worker.seasons.spec import SandboxKind
 from saloon.worker.store.store import Store
 from tests import services
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from saloon.ratings.ladders import Ladder
-from saloon.ratings.results import Outcome, Result, SeatResult
+from saloon.ratings.results import Result, SeatResult
+from saloon.referee.record import Outcome
 
 LADDER = Ladder("seas-of-strife-v1")
 

@@ -12,7 +12,7 @@ from saloon.ratings.fold import fold, rate_groups
 from saloon.ratings.ladders import Ladder, default_ladder, ladder_for
 from saloon.ratings.leaderboard import BotInfo, build_leaderboard
 from saloon.ratings.params import DEFAULT_SIGMA, RatingParams, Scope
-from saloon.ratings.results import Outcome
+from saloon.referee.record import Outcome
 from tests.unit.ratings_results import LADDER, result
 
 BOTS = ["ann", "bob", "cat", "dan", "eve"]

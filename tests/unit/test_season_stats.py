@@ -13,8 +13,9 @@ import pytest
 
 from saloon.ratings.fold import fold
 from saloon.ratings.source import to_result
+from saloon.referee.record import Outcome
 from saloon.worker.seasons.standings import standings
-from saloon.worker.store.rows import Outcome, ResultRow, SeatResult
+from saloon.worker.store.rows import ResultRow, SeatRow
 
 GAME = "seizure-v1"
 
@@ -35,7 +36,7 @@ def row(index: int, seats: list[tuple[str, int | None, float | None]], **kw: obj
         outcome=outcome,
         abort_reason="",
         seats=tuple(
-            SeatResult(i, bot, bot.partition("@")[2], score, rank, False, faults[i])
+            SeatRow(i, bot, bot.partition("@")[2], score, rank, False, faults[i])
             for i, (bot, rank, score) in enumerate(seats)
         ),
         saloon_version="test",

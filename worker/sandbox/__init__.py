@@ -11,22 +11,36 @@ versions, unpacked where they are seated.
 
 from __future__ import annotations
 
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from saloon.worker.errors import UnknownSandbox
-from saloon.worker.sandbox.base import ProcessSandbox, Sandbox
 
-#: The sandbox kinds :func:`open_sandbox` opens.
-SANDBOX_KINDS = ("process", "docker")
+if TYPE_CHECKING:
+    from saloon.worker.sandbox.base import Sandbox
+
+
+class SandboxKind(StrEnum):
+    """Where a match's bot runtimes run: the kinds :func:`open_sandbox` opens."""
+
+    #: Plain processes (saloon.worker.sandbox.base): for laptops, not a security boundary.
+    PROCESS = "process"
+    #: A locked-down container per bot runtime (saloon.worker.sandbox.docker).
+    DOCKER = "docker"
 
 
 def open_sandbox(kind: str, **kw: Any) -> Sandbox:
-    """A sandbox of ``kind`` (``process`` or ``docker``); keyword arguments go to its class."""
-    if kind == "process":
+    """A sandbox of ``kind`` (a SandboxKind or its value); keyword arguments go to its class."""
+    if kind == SandboxKind.PROCESS:
+        # Imported here, as the docker library below: naming a kind costs no import.
+        from saloon.worker.sandbox.base import ProcessSandbox
+
         return ProcessSandbox(**kw)
-    if kind == "docker":
+    if kind == SandboxKind.DOCKER:
         # Imported here: the docker library is only needed where containers run.
         from saloon.worker.sandbox.docker import DockerSandbox
 
         return DockerSandbox(**kw)
-    raise UnknownSandbox(f"unknown sandbox {kind!r}: expected one of {', '.join(SANDBOX_KINDS)}")
+    raise UnknownSandbox(
+        f"unknown sandbox {kind!r}: expected one of {', '.join(k.value for k in SandboxKind)}"
+    )

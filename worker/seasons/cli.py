@@ -26,6 +26,7 @@ from saloon.worker.queue.defaults import (
     REDIS_ENV,
     add_worker_arguments,
 )
+from saloon.worker.sandbox import SandboxKind
 
 #: Seconds between two looks at a followed season.
 FOLLOW_INTERVAL_S = 0.5
@@ -111,7 +112,7 @@ def _add_season_spec(parser: argparse.ArgumentParser, required: bool) -> None:
     parser.add_argument("--start-ms", type=_int_in(1, 86_400_000), default=DEFAULT_START_MS)
     parser.add_argument(
         "--sandbox",
-        choices=["process", "docker"],
+        choices=list(SandboxKind),
         default="process",
         help="where bot paths run (process: the local process sandbox, NOT a security boundary)",
     )
@@ -195,8 +196,8 @@ def _store_url(args: argparse.Namespace) -> str:
 def _season_from_args(args: argparse.Namespace) -> Any:
     from saloon.games import get_game
     from saloon.referee.limits import MatchLimits
+    from saloon.worker.sandbox import SandboxKind
     from saloon.worker.seasons.schedule import SeasonSpec
-    from saloon.worker.seasons.spec import SandboxKind
 
     seats = args.seats or get_game(args.game).min_players
     return SeasonSpec(
@@ -379,8 +380,8 @@ def print_standings(store: Any, season_id: str, out: TextIO) -> None:
     """Print the season's standings as a table."""
     from rich.console import Console
 
+    from saloon.referee.record import Outcome
     from saloon.worker.seasons.standings import render, standings
-    from saloon.worker.store.rows import Outcome
 
     results = store.results(season_id=season_id)
     aborted = sum(1 for r in results if r.outcome is not Outcome.COMPLETED)

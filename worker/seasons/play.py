@@ -29,9 +29,9 @@ from saloon.referee.seats import Seat
 from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import BotRefError, PackageError, SandboxFailed
-from saloon.worker.sandbox import open_sandbox
+from saloon.worker.sandbox import SandboxKind, open_sandbox
 from saloon.worker.sandbox.base import Sandbox, sweep_orphans
-from saloon.worker.seasons.spec import MatchSpec, SandboxKind
+from saloon.worker.seasons.spec import MatchSpec
 
 log = logging.getLogger(__name__)
 

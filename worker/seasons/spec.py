@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from saloon.referee.limits import (
@@ -28,19 +27,13 @@ from saloon.referee.limits import (
     wall_cap_ms,
 )
 from saloon.worker.errors import SeasonSpecError
+from saloon.worker.sandbox import SandboxKind
 
 #: Season ids: short, safe as an RQ job id, a file name and a URL; never ``local-...``.
 SEASON_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}\Z")
 #: Seconds a match's queue job may run past the match's own wall-clock cap (start-up of a
 #: sandbox, recording the result) before RQ kills it: the referee's cap fires first.
 JOB_TIMEOUT_MARGIN_S = 60
-
-
-class SandboxKind(StrEnum):
-    """Where a match's bot runtimes run (saloon.worker.sandbox.base)."""
-
-    PROCESS = "process"
-    DOCKER = "docker"
 
 
 def check_season_id(season_id: str) -> str:

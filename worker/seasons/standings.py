@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from saloon.worker.store.rows import Outcome, ResultRow
+from saloon.referee.record import Outcome
+from saloon.worker.store.rows import ResultRow
 
 
 @dataclass(frozen=True)

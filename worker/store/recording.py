@@ -15,7 +15,7 @@ import orjson
 import sqlalchemy as sa
 
 from saloon.referee.errors import RecordError
-from saloon.referee.record import MatchRecord
+from saloon.referee.record import MatchRecord, Outcome
 from saloon.worker.errors import (
     InvalidRecord,
     StoreUnavailable,
@@ -32,7 +32,6 @@ from saloon.worker.store.connections import (
 )
 from saloon.worker.store.rows import (
     MatchStatus,
-    Outcome,
 )
 
 log = logging.getLogger(__name__)
@@ -285,7 +284,7 @@ class Recording(StoreBase):
                 raise InvalidRecord(
                     f"record of match {record.match_id!r} given for match {match_id!r}"
                 )
-            parsed, outcome = record, Outcome(record.outcome.value)
+            parsed, outcome = record, record.outcome
             abort_reason = record.abort_reason.value if record.abort_reason else ""
             try:
                 raw = record.json_bytes()

@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from saloon.referee.faults import FaultKind
+from saloon.referee.record import Outcome
 from saloon.worker.store import schema as t
 from saloon.worker.store.codec import decode_record
 from saloon.worker.store.connections import (
@@ -17,9 +18,8 @@ from saloon.worker.store.connections import (
 )
 from saloon.worker.store.rows import (
     FaultRow,
-    Outcome,
     ResultRow,
-    SeatResult,
+    SeatRow,
 )
 
 
@@ -84,7 +84,7 @@ class Results(StoreBase):
         if not rows:
             return []
         ids = self._results_query(where).with_only_columns(t.results.c.match_id)
-        seats: dict[str, list[SeatResult]] = {}
+        seats: dict[str, list[SeatRow]] = {}
         c = t.result_seats.c
         # Plain tuples, fetched at once: a ratings fold reads every result of a game.
         for match_id, seat, bot, version, score, rank, played_out, faults in conn.execute(
@@ -93,7 +93,7 @@ class Results(StoreBase):
             .order_by(c.match_id, c.seat)
         ).all():
             seats.setdefault(match_id, []).append(
-                SeatResult(seat, bot, version, score, rank, bool(played_out), faults)
+                SeatRow(seat, bot, version, score, rank, bool(played_out), faults)
             )
         return [
             ResultRow(

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from saloon.referee.faults import FaultKind
+from saloon.referee.record import Outcome
 
 
 class SeasonStatus(StrEnum):
@@ -29,13 +30,6 @@ class MatchStatus(StrEnum):
     DONE = "done"
     FAILED = "failed"
     CANCELLED = "cancelled"
-
-
-class Outcome(StrEnum):
-    """How a match ended: played to the end, or stopped (ratings skip aborted matches)."""
-
-    COMPLETED = "completed"
-    ABORTED = "aborted"
 
 
 @dataclass(frozen=True)
@@ -139,8 +133,11 @@ class Progress:
 
 
 @dataclass(frozen=True)
-class SeatResult:
-    """One seat of a result: who sat there and how it went (score/rank None if aborted)."""
+class SeatRow:
+    """One seat of a recorded result as stored: its index, the seat's bot id as the record
+    wrote it, how it went (score/rank None if aborted). A row, like every row the store
+    hands back; what the ratings fold takes is saloon.ratings.results.SeatResult (a bot's
+    name and owner, a rank), built from these by saloon.ratings.source."""
 
     seat: int
     bot: str
@@ -164,7 +161,7 @@ class ResultRow:
     seed: int
     outcome: Outcome
     abort_reason: str
-    seats: tuple[SeatResult, ...]
+    seats: tuple[SeatRow, ...]
     saloon_version: str
     finished_at: datetime
 

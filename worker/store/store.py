@@ -9,6 +9,7 @@ so it holds across processes and machines).
 
 from __future__ import annotations
 
+from saloon.referee.record import Outcome
 from saloon.worker.store.bots import Bots
 from saloon.worker.store.claims import Claims, PendingClaim
 from saloon.worker.store.recording import PendingResults, PreparedResult, Recording
@@ -18,14 +19,13 @@ from saloon.worker.store.rows import (
     FaultRow,
     MatchState,
     MatchStatus,
-    Outcome,
     Progress,
     ResultRow,
     ScheduledMatch,
     ScheduledMatchRow,
     SeasonRow,
     SeasonStatus,
-    SeatResult,
+    SeatRow,
     VersionRow,
 )
 from saloon.worker.store.seasons import Seasons
@@ -45,7 +45,7 @@ __all__ = [
     "ScheduledMatchRow",
     "SeasonRow",
     "SeasonStatus",
-    "SeatResult",
+    "SeatRow",
     "Store",
     "VersionRow",
 ]
