@@ -23,6 +23,7 @@ from saloon.ratings import cli as ratings_cli
 from saloon.referee import cli as referee_cli
 from saloon.referee.cli import Handler, Parser, UsageError
 from saloon.referee.seats import Seat, SeatFactory
+from saloon.referee.shown import log_to_stderr
 from saloon.worker.seasons import cli as season_cli
 
 
@@ -65,7 +66,7 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``saloon`` console script."""
-    logging.basicConfig(level=logging.WARNING, format="saloon: %(message)s")
+    log_to_stderr(logging.WARNING, "saloon: %(message)s")
     user_errors: list[type[BaseException]] = []
     try:
         args = build_parser(user_errors).parse_args(argv)

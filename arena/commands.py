@@ -22,6 +22,7 @@ from typing import Any, TextIO, TypeVar
 
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.referee.cli import parse_option
+from saloon.referee.shown import log_to_stderr
 from saloon.sdk.client import (
     ArenaClient,
     ArenaClientError,
@@ -218,7 +219,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from saloon.arena.server import ArenaServer, ServeOptions
     from saloon.worker.store.config import resolve_url
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    log_to_stderr(logging.INFO, "%(asctime)s %(name)s: %(message)s")
     try:
         server = ArenaServer(
             ServeOptions(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import re
@@ -30,6 +31,7 @@ from saloon.referee.faults import FaultKind
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_LIMITS
 from saloon.referee.record import MatchRecord, stderr_blocks
 from saloon.referee.replay import Step, replay, verify
+from saloon.referee.shown import shown
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.errors import SdkError
 from saloon.sdk.house import house_bot_names
@@ -307,7 +309,7 @@ def _play(args: argparse.Namespace, out: TextIO) -> int:
     for index, seat in enumerate(seats):
         record.stderr.extend(stderr_blocks(index, seat.diagnostics()))
     # A seat that did not load or crashed is the first thing on the screen, one line each.
-    problems = seat_problems(record)
+    problems = [shown(line) for line in seat_problems(record)]
     for line in problems:
         sys.stderr.write(f"saloon: {line}\n")
     sys.stderr.flush()
@@ -331,8 +333,10 @@ def _play(args: argparse.Namespace, out: TextIO) -> int:
         if diag := unmarked(seat.diagnostics()).rstrip():
             lines = diag.splitlines()[-40:]
             sys.stderr.write(
-                f"\n--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines "
-                "([decision N]: what it printed at log entry N) ---\n" + "\n".join(lines) + "\n"
+                shown(
+                    f"\n--- seat {info.seat} ({info.bot}) stderr, last {len(lines)} lines "
+                    "([decision N]: what it printed at log entry N) ---\n" + "\n".join(lines) + "\n"
+                )
             )
     for line in problems:  # and again below the tracebacks, for a long log
         sys.stderr.write(f"saloon: {line}\n")
@@ -462,7 +466,15 @@ def cmd_new(args: argparse.Namespace, out: TextIO) -> int:
 def print_match(
     record: MatchRecord, out: TextIO, as_seat: int | None = None, raw: bool = False
 ) -> None:
-    """A readable log of a match; with ``as_seat``, only what that seat saw (``raw``: JSON)."""
+    """A readable log of a match; with ``as_seat``, only what that seat saw (``raw``: JSON).
+    What the bots wrote in it (fault details, stderr) is :func:`shown`: a record's escape
+    sequences and bidi overrides never reach the terminal."""
+    text = io.StringIO()
+    _print_match(record, text, as_seat, raw)
+    out.write(shown(text.getvalue()))
+
+
+def _print_match(record: MatchRecord, out: TextIO, as_seat: int | None, raw: bool) -> None:
     seats = ", ".join(f"{s.seat}={s.bot}" for s in record.seats)
     opts = " ".join(f"{k}={v}" for k, v in record.options.items())
     out.write(f"{record.game} seed {record.seed} {opts} seats {seats}\n".replace("  ", " "))

@@ -48,6 +48,7 @@ from saloon.referee.faults import FaultKind
 from saloon.referee.limits import DEFAULT_LIMITS, MatchLimits, platform_start_s, wall_cap_ms
 from saloon.referee.record import MatchRecord, Outcome, stderr_blocks
 from saloon.referee.seeds import derive_seed
+from saloon.referee.shown import shown
 from saloon.sdk.search import parse_capped_note
 
 #: How the SDK runtime writes a bot's notes on its stderr (saloon.sdk.runtime).
@@ -532,20 +533,20 @@ def print_summary(summary: Summary, out: TextIO) -> None:
         out.write("  faults: none\n")
     first = next((o for o in summary.outcomes if o.problem), None)
     if first is not None:
-        out.write(f"    first: match {first.index} (seat {first.seat}): {first.problem}\n")
+        out.write(shown(f"    first: match {first.index} (seat {first.seat}): {first.problem}\n"))
     out.write(
         f"  decisions: {summary.decisions} asked, {summary.capped} cut short by the bot's own "
         f"time cap{f' (in {summary.capped_matches} matches)' if summary.capped else ''}\n"
     )
     capped = next((o for o in summary.outcomes if o.capped_note), None)
     if capped is not None:
-        out.write(f"    first: match {capped.index}: {capped.capped_note}\n")
+        out.write(shown(f"    first: match {capped.index}: {capped.capped_note}\n"))
     out.write(
         f"  stderr: {summary.stderr_lines} lines in {summary.stderr_matches} matches, "
         f"{summary.notes} notes\n"
     )
     printed = next((o for o in summary.outcomes if o.first_stderr), None)
     if printed is not None:
-        out.write(f"    first: match {printed.index}: {printed.first_stderr}\n")
+        out.write(shown(f"    first: match {printed.index}: {printed.first_stderr}\n"))
     for warning in summary.warnings:
         out.write(f"  warning: {warning}\n")

@@ -1,7 +1,9 @@
 """The read-only JSON API behind the pages, for people's scripts (docs/arena.md lists it).
 
 Every answer is a JSON object; an error is ``{"error": "...", "status": N}`` with that
-HTTP status. Only GET and HEAD; the seat view needs the owner's session cookie.
+HTTP status. Only GET and HEAD; the seat view needs the owner's session cookie. Every
+string in an answer has its control and bidi characters escaped
+(:func:`saloon.referee.shown.shown_json`); the stored records keep them.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from saloon.arena.web.matchview import load_record, match_replay, seat_replay, s
 from saloon.arena.web.owners import seat_owner_check, signed_in_user
 from saloon.arena.web.views import board_json, match_summary, season_summary
 from saloon.games import game_ids, get_game
+from saloon.referee.shown import shown_json
 
 
 def json_response(value: Any, status: int = 200) -> Response:
     """``value`` as compact JSON (orjson: the replay of a long match is large)."""
     return Response(
-        orjson.dumps(value),
+        shown_json(orjson.dumps(value)),
         status,
         media_type="application/json",
         headers={"Cache-Control": "no-cache"},
@@ -120,7 +123,9 @@ def replay(request: Request) -> Response:
     hands = request.query_params.get("hands") == "all"
     data = ctx.views.replays.get(
         ("replay", match_id, hands),
-        lambda: orjson.dumps(match_replay(load_record(ctx.store, match_id), hands=hands)),
+        lambda: shown_json(
+            orjson.dumps(match_replay(load_record(ctx.store, match_id), hands=hands))
+        ),
     )
     return Response(data, media_type="application/json", headers={"Cache-Control": "no-cache"})
 

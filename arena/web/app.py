@@ -18,6 +18,7 @@ from urllib.parse import quote, urlsplit
 
 import anyio.to_thread
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -36,6 +37,7 @@ from saloon.games.errors import GameError
 from saloon.ratings.errors import RatingsError
 from saloon.ratings.htmlpage import BOARD_CSS
 from saloon.referee.errors import RefereeError
+from saloon.referee.shown import shown
 from saloon.worker.errors import StoreUnavailable
 from saloon.worker.store.store import Store
 
@@ -54,13 +56,25 @@ class WebContext:
     limits: WebLimits
 
 
+def _shown_value(value: Any) -> Any:
+    """Every value a template prints, with control and bidi characters made visible
+    (:func:`saloon.referee.shown.shown`: a bot's U+202E must not reverse a page's text)."""
+    if not isinstance(value, str):
+        return value
+    text = shown(value)
+    if text is value:
+        return value
+    return Markup(text) if isinstance(value, Markup) else text
+
+
 def templates() -> Environment:
-    """The packaged Jinja2 templates, autoescaped."""
+    """The packaged Jinja2 templates, autoescaped, every printed value :func:`shown`."""
     env = Environment(
         loader=PackageLoader("saloon.arena.web", "templates"),
         autoescape=select_autoescape(["html"]),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown_value,
     )
     return env
 
@@ -87,6 +101,7 @@ def status_of(exc: BaseException) -> tuple[int, str]:
 async def on_error(request: Request, exc: Exception) -> Response:
     """An error page (or JSON under /api/), never a traceback."""
     status, message = status_of(exc)
+    message = shown(message)  # it may quote the request's path
     headers: dict[str, str] | None = None
     if status == 500:
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc)

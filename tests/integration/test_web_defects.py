@@ -5,29 +5,82 @@ client must misbehave."""
 from __future__ import annotations
 
 import http.client
+import json
 import logging
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from saloon.arena.web.guard import CSP
 from saloon.arena.web.limits import WebLimits
+from saloon.referee.match import play_match
 from saloon.referee.record import MatchRecord
-from tests.integration.web_fixtures import FAULTY_MATCH, Web, start_web
+from saloon.referee.seats import InProcessSeat
+from saloon.referee.shown import shown
+from saloon.sdk.house import make_house_bot
+from saloon.sdk.output import MARK
+from saloon.worker.store.rows import ScheduledMatch
+from saloon.worker.store.store import Store
+from tests.integration.web_fixtures import (
+    FAULTY_MATCH,
+    WESTERN,
+    Crasher,
+    Web,
+    first_decision,
+    start_web,
+)
 
 #: Short body timeout, so that a body that stops short is answered within the test.
 LIMITS = WebLimits(body_timeout_s=0.5)
+
+
+#: What a hostile bot puts in its exception's message and its stderr: a right-to-left
+#: override (the rest reads reversed: "exe.gnp" as "png.exe"), a clear-screen, a window
+#: retitle ended by BEL, a C1 CSI, a bidi isolate.
+HOSTILE = "\u202egnp.exe \x1b[2J\x1b]0;owned\x07 \x9b31m \u2066x\u2069 \x08\x7f"
+#: The raw characters none of the outputs may carry.
+RAW = ("\u202e", "\x1b", "\x07", "\x9b", "\u2066", "\u2069", "\x08", "\x7f")
+HOSTILE_MATCH = "web-hostile-0"
+
+
+def record_hostile_match(store: Store) -> int:
+    """A match where alicebot faults with :data:`HOSTILE` as its detail (as the process
+    sandbox's runtime reports ``str(exc)``) and printed it to stderr; alicebot's seat."""
+    seats = ["bot:alicebot@a1", "bot:bobbot@b1"]
+    played = play_match(
+        WESTERN,
+        [
+            InProcessSeat(Crasher(), seats[0], "a1"),
+            InProcessSeat(make_house_bot(WESTERN, "greedy"), seats[1], "b1"),
+        ],
+        7,
+        match_id=HOSTILE_MATCH,
+    )
+    played.faults = [
+        replace(f, detail=f"act raised RuntimeError: {HOSTILE}") for f in played.faults
+    ]
+    decision = first_decision(played, 0)
+    stderr = f"{MARK}start\n{HOSTILE}\n{MARK}decision {decision}\n{HOSTILE}\n"
+    store.create_season(
+        "web-hostile",
+        {"game": WESTERN},
+        [ScheduledMatch(HOSTILE_MATCH, 0, {"seats": seats, "seed": 7})],
+    )
+    store.record_result(HOSTILE_MATCH, played.to_json(), {0: stderr})
+    return 0
 
 
 @pytest.fixture(scope="module")
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
     folder: Path = tmp_path_factory.mktemp("defects")
     running = start_web(str(folder / "saloon.db"), LIMITS)
+    record_hostile_match(running.store)
     try:
         yield running
     finally:
@@ -276,3 +329,66 @@ def test_removing_a_user_ends_their_sessions_and_refuses_their_token(web: Web) -
     assert again.returncode == 1 and "removed already" in again.stderr
     rotate = saloon_cli("user", "rotate", "bob", "--store", web.store.url)
     assert rotate.returncode == 1 and "removed already" in rotate.stderr
+
+
+# -- bidi and terminal controls in bot text ------------------------------------------------
+
+
+def read(site: Web, path: str, cookie: str = "") -> bytes:
+    conn = http.client.HTTPConnection("127.0.0.1", site.server.port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Cookie": cookie} if cookie else {})
+        reply = conn.getresponse()
+        body = reply.read()
+        assert reply.status == 200, (path, reply.status, body[:300])
+        return body
+    finally:
+        conn.close()
+
+
+def assert_no_raw_controls(body: bytes) -> None:
+    text = body.decode()
+    assert not [c for c in RAW if c in text], [hex(ord(c)) for c in RAW if c in text]
+
+
+def test_a_fault_detail_with_bidi_and_terminal_controls_shows_them_escaped(web: Web) -> None:
+    # A fault detail with U+202E rendered reversed on the bot page, the viewer (its data)
+    # and the seat view.
+    visible = shown(HOSTILE)
+    assert visible.startswith("\\u202egnp.exe \\x1b[2J") and "\\x9b31m" in visible
+    bot_page = read(web, "/bot/alicebot")
+    assert_no_raw_controls(bot_page)
+    assert b"\\u202egnp.exe" in bot_page  # the detail, escaped, on the bot's page
+    replay = read(web, f"/api/matches/{HOSTILE_MATCH}/replay")
+    assert_no_raw_controls(replay)
+    faults = [f for step in json.loads(replay)["steps"] for f in step.get("faults", [])]
+    assert faults and faults[0]["detail"] == f"act raised RuntimeError: {visible}"
+    assert_no_raw_controls(read(web, f"/match/{HOSTILE_MATCH}"))
+    summary = read(web, "/api/bots/alicebot")
+    assert_no_raw_controls(summary)
+    cookie = sign_in(web, "alice")
+    seat_page = read(web, f"/match/{HOSTILE_MATCH}/seat/0", cookie)
+    assert_no_raw_controls(seat_page)
+    assert seat_page.count(b"\\u202egnp.exe") >= 2  # the fault and what it printed
+    seat = read(web, f"/api/matches/{HOSTILE_MATCH}/seats/0", cookie)
+    assert_no_raw_controls(seat)
+    stored = MatchRecord.from_json(web.store.match_record(HOSTILE_MATCH))
+    decision = first_decision(stored, 0)
+    expected = f"[start]\n{visible}\n[decision {decision}]\n{visible}\n"
+    assert json.loads(seat)["stderr"] == expected
+    # The record keeps what the bot sent, byte for byte: only what is shown is escaped.
+    assert HOSTILE in stored.faults[0].detail
+
+
+def test_an_error_page_does_not_echo_bidi_controls(web: Web) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", web.server.port, timeout=10)
+    try:
+        for path in ("/bot/x%E2%80%AEfdp", "/api/bots/x%E2%80%AEfdp"):
+            conn.request("GET", path)
+            reply = conn.getresponse()
+            body = reply.read()
+            assert reply.status == 404
+            assert_no_raw_controls(body)
+            assert b"\\u202e" in body
+    finally:
+        conn.close()

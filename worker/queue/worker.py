@@ -48,6 +48,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue
 
+from saloon.referee.shown import log_to_stderr
 from saloon.worker.queue.defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE, add_worker_arguments
 from saloon.worker.queue.jobs import close_stores, open_store_urls, store_for, warm_up
 from saloon.worker.queue.rq_internals import PipelinedWorker
@@ -271,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="saloon worker", description=__doc__.splitlines()[0])
     add_worker_arguments(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    log_to_stderr(logging.INFO, "%(asctime)s %(name)s: %(message)s")
     return run_from_args(args, list(argv or sys.argv[1:]))
 
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from saloon.referee.cli import parse_option
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_START_MS
+from saloon.referee.shown import shown
 from saloon.worker.errors import WorkerError
 from saloon.worker.queue.defaults import (
     DEFAULT_QUEUE,
@@ -349,7 +350,7 @@ def _report_failures(store: Any, season_id: str) -> int:
         return 0
     sys.stderr.write(
         f"saloon: season {season_id}: {len(failed)} of {len(rows)} matches failed "
-        f"(first: {failed[0].match_id}: {failed[0].detail or 'no detail'}); "
+        f"(first: {failed[0].match_id}: {shown(failed[0].detail) or 'no detail'}); "
         f"`saloon season status {season_id}` has the progress\n"
     )
     return 1
