@@ -435,12 +435,23 @@ class BotProcess:
                 proc.stderr.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
+    def show_as(self, name: str) -> None:
+        """Name the bot ``name`` in what it reports (:meth:`authored`) instead of the path
+        it was given: a sandbox seating a stored package (unpacked in a cache folder of
+        the worker's) shows ``bot/<entry>``, as the Docker sandbox's ``/bot`` does."""
+        if self._placed is not None:
+            self._placed = (self._placed[0], name)
+
     def authored(self, text: str) -> str:
-        """``text`` with the sandbox's copy of the bot named by the author's own path."""
+        """``text`` with the sandbox's copy of the bot named by the author's own path (or
+        the name of :meth:`show_as`); no mention of the bot's sandbox folder is left."""
         if self._placed is None:
             return text
         placed, given = self._placed
-        return text.replace(placed, given)
+        text = text.replace(placed, given)
+        # Anything else in the bot's folder (the copy's parent, the socket) is the
+        # sandbox's, not the author's: never shown as the temporary path it is.
+        return text.replace(str(self._dir), "<sandbox>")
 
     def stderr_text(self) -> str:
         """What the bot wrote to stderr so far (capped), with the author's paths and

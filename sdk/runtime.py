@@ -57,7 +57,8 @@ def _describe(exc: BaseException, hook: str) -> str:
     sys.stderr.flush()
     place = where(exc)
     at = f" at {place}" if place else ""
-    return f"{hook} raised {type(exc).__name__}: {exc}"[:900] + at[:100]
+    # The place whole (a long path cut short could not be rewritten to the author's).
+    return f"{hook} raised {type(exc).__name__}: {exc}"[:900] + at[:1000]
 
 
 def _write_notes(bot: Bot) -> None:

@@ -86,6 +86,12 @@ class ProcessSandbox(Sandbox):
         from saloon.sdk.loader import bot_version as version_of
 
         seat = ProcessSeat(bot_path, bot_id, limits=limits)
+        if bot_version:
+            # A stored package (or one being qualified), unpacked in a folder of this
+            # worker's: its faults and stderr name it bot/<entry>, never that folder.
+            seat.process.show_as(
+                "bot" if os.path.isdir(bot_path) else f"bot/{os.path.basename(bot_path)}"
+            )
         seat.bot_version = bot_version or version_of(bot_path)
         seat.sandbox = SandboxInfo("process", limits)
         with self._lock:
