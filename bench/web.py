@@ -2,7 +2,7 @@
 it replaced, measured in the same run; and a long match's replay data.
 
     .venv/bin/python bench/web.py [--clients 50] [--seconds 5] [--rounds 2]
-                                  [--baseline-rev REV]
+                                  [--baseline-rev REV] [--before-rev REV]
 
 Run by hand (not a test). Prints two tables:
 
@@ -23,13 +23,20 @@ Run by hand (not a test). Prints two tables:
    make it in-process (median of 20), and over HTTP the first (cold) read and the
    kept ones.
 
+With ``--before-rev REV`` (a change's before and after in the same run) the web side of
+``REV`` is measured too, from its own temporary worktree: a third board server, alternated
+with the others in every round, and the replay data made by ``REV``'s code (in a process
+of its own) beside this tree's.
+
 The load average (1 min) is printed before and after: quote it with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
+import json
 import multiprocessing
 import os
 import statistics
@@ -116,12 +123,13 @@ def baseline_tree(rev: str) -> Iterator[Path]:
 
 
 @contextmanager
-def serving(kind: str, path: Path | None, folder: Path) -> Iterator[int]:
-    """The ``kind`` server ("old" or "new") in its own process: its port."""
+def serving(kind: str, path: Path | None, folder: Path, db: str = "") -> Iterator[int]:
+    """The ``kind`` server ("old" or "new") in its own process (its store ``db``.db, by
+    default ``kind``.db): its port."""
     env = dict(os.environ)
     if path is not None:  # the old tree first on the path, ahead of the installed package
         env["PYTHONPATH"] = str(path)
-    url = str(folder / f"{kind}.db")
+    url = str(folder / f"{db or kind}.db")
     proc = subprocess.Popen(
         [sys.executable, "-c", RUNNER, kind, url, GAME, str(MATCHES)],
         stdin=subprocess.PIPE,
@@ -207,22 +215,31 @@ def baseline_rev() -> str:
 def bench_boards(args: argparse.Namespace) -> list[tuple[str, ...]]:
     path = f"/leaderboard/{GAME}"
     results: dict[tuple[str, bool], list[dict[str, float]]] = {}
-    with tempfile.TemporaryDirectory() as tmp, baseline_tree(args.baseline_rev) as old_path:
-        folder = Path(tmp)
-        with serving("old", old_path, folder) as old, serving("new", None, folder) as new:
-            for _ in range(args.rounds):
-                for kind, port in (("old", old), ("new", new)):
-                    for keep in (False, True):
-                        figures = load(port, path, keep, args.clients, args.seconds)
-                        results.setdefault((kind, keep), []).append(figures)
+    labels = [("old", "http.server (before)"), ("new", "Starlette + uvicorn")]
+    with contextlib.ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        old_path = stack.enter_context(baseline_tree(args.baseline_rev))
+        ports = {
+            "old": stack.enter_context(serving("old", old_path, folder)),
+            "new": stack.enter_context(serving("new", None, folder)),
+        }
+        if args.before_rev:
+            before_path = stack.enter_context(baseline_tree(args.before_rev))
+            ports["before"] = stack.enter_context(serving("new", before_path, folder, db="before"))
+            labels.insert(1, ("before", f"Starlette + uvicorn at {args.before_rev[:12]}"))
+        for _ in range(args.rounds):
+            for kind, port in ports.items():
+                for keep in (False, True):
+                    figures = load(port, path, keep, args.clients, args.seconds)
+                    results.setdefault((kind, keep), []).append(figures)
     rows = []
     for keep in (False, True):
         med = {
             kind: {k: statistics.median(r[k] for r in results[(kind, keep)])
                    for k in ("rate", "median", "p99")}
-            for kind in ("old", "new")
+            for kind, _ in labels
         }  # fmt: skip
-        for kind, label in (("old", "http.server (before)"), ("new", "Starlette + uvicorn")):
+        for kind, label in labels:
             m = med[kind]
             ratio = m["rate"] / med["old"]["rate"]
             rows.append((label, "keep-alive" if keep else "new conn", f"{m['rate']:.0f}",
@@ -301,7 +318,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--baseline-rev", default="")
+    parser.add_argument("--before-rev", default="", help="also measure this commit's web side")
+    parser.add_argument("--replay-rows", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.replay_rows:  # the replay figures alone, as JSON (for --before-rev's process)
+        print(json.dumps(bench_replay()))
+        return
     args.baseline_rev = args.baseline_rev or baseline_rev()
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores: {os.cpu_count()})\n")
     table(
@@ -310,11 +332,16 @@ def main() -> None:
         ("server", "connection", "reads/s", "median ms", "p99 ms", "x old", "x 775"),
         bench_boards(args),
     )
-    table(
-        "A long match's replay data (ms)",
-        ("what", "decisions", "median", "max / size"),
-        bench_replay(),
-    )
+    rows = bench_replay()
+    if args.before_rev:
+        with baseline_tree(args.before_rev) as before_path:
+            before = subprocess.run(
+                [sys.executable, __file__, "--replay-rows"],
+                env={**os.environ, "PYTHONPATH": str(before_path)},
+                capture_output=True, text=True, check=True, timeout=600,
+            ).stdout  # fmt: skip
+        rows += [(f"{r[0]}, at {args.before_rev[:12]}", *r[1:]) for r in json.loads(before)]
+    table("A long match's replay data (ms)", ("what", "decisions", "median", "max / size"), rows)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
