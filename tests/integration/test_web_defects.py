@@ -72,7 +72,7 @@ def record_hostile_match(store: Store) -> int:
         {"game": WESTERN},
         [ScheduledMatch(HOSTILE_MATCH, 0, {"seats": seats, "seed": 7})],
     )
-    store.record_result(HOSTILE_MATCH, played.to_json(), {0: stderr})
+    store.record_results([store.prepare_result(HOSTILE_MATCH, played.to_json(), {0: stderr})])
     return 0
 
 
