@@ -8,8 +8,9 @@ included), bounds on request bodies (size and time), and redirects that stay on 
   header is the client's to choose, so a redirect built from it (Starlette's added slash,
   ``/static`` -> ``/static/``) could send a visitor to any host. The site never redirects
   off-site, so no public address needs configuring.
-* uvicorn's own answers that never reach the app (a request h11 cannot parse: 400) carry
-  the same headers: :class:`saloon.arena.web.serve.GuardedH11Protocol` writes them.
+* uvicorn's own answers that never reach the app (a request h11 cannot parse: 400; a
+  request past the connection limit: 503) carry the same headers:
+  :class:`saloon.arena.web.serve.GuardedH11Protocol` makes them.
 """
 
 from __future__ import annotations
@@ -95,12 +96,12 @@ class Guard:
         size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
         size += sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
         if size > self.limits.max_header_bytes:
-            await _plain(send, 431, b"request headers too large\n", extra)
+            await plain_answer(send, 431, b"request headers too large\n", extra)
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.limits.max_body_bytes:
             refused(scope, TooLarge(f"a body of {declared} bytes declared"))
-            await _plain(send, 413, b"request body too large\n", extra)
+            await plain_answer(send, 413, b"request body too large\n", extra)
             return
         started = complete = False
 
@@ -147,7 +148,7 @@ class Guard:
             if not started:
                 refused(scope, exc)
                 if not isinstance(exc, ClientGone):
-                    await _plain(send, exc.status, f"{exc}\n".encode(), extra)
+                    await plain_answer(send, exc.status, f"{exc}\n".encode(), extra)
         except Exception:
             # The app's error handler answered and logged it (Starlette's outermost
             # middleware re-raises after that): a second traceback from uvicorn would only
@@ -171,7 +172,10 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-async def _plain(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
+async def plain_answer(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]]
+) -> None:
+    """A short plain-text answer with the headers ``extra``; the connection is closed."""
     headers = [
         (b"content-type", b"text/plain; charset=utf-8"),
         (b"content-length", str(len(body)).encode()),

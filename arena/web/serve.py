@@ -4,10 +4,12 @@ uvicorn bounds idle keep-alive connections and header size, but not the time a c
 take to send its headers: a connection that never finishes a request would stay open for
 as long as the client liked. :class:`GuardedH11Protocol` closes any connection whose
 request headers are not complete ``header_timeout_s`` after its first byte (or after it
-opened), and gives uvicorn's own answer to a request h11 cannot parse (400, which never
-reaches the app and its :class:`~saloon.arena.web.guard.Guard`) the same security headers
-as every other answer. The socket is bound at construction, so a port in use fails
-``saloon serve`` at once with OSError, before anything starts.
+opened). It also gives uvicorn's own answers, which never reach the app and its
+:class:`~saloon.arena.web.guard.Guard`, the same security headers as every other answer:
+to a request h11 cannot parse (400), and to one past ``max_connections`` (503; uvicorn's
+check is made here instead, the same way, so that the answer can carry them). The socket
+is bound at construction, so a port in use fails ``saloon serve`` at once with OSError,
+before anything starts.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from saloon.arena.web.guard import HSTS, SECURITY_HEADERS
+from saloon.arena.web.guard import HSTS, SECURITY_HEADERS, plain_answer
 from saloon.arena.web.limits import WebLimits
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,25 @@ class GuardedH11Protocol(H11Protocol):
         super().__init__(config, *args, **kwargs)
         self._header_timeout = config.limits.header_timeout_s
         self._header_timer: asyncio.TimerHandle | None = None
+        # uvicorn answers a request past the limit with its own 503, which has no security
+        # headers: the same check, made as the request's app instead.
+        self._limit = self.limit_concurrency
+        self.limit_concurrency = None
+        if self._limit is not None:
+            self.app = self._limited(self.app)
+
+    def _limited(self, app: Any) -> Any:
+        async def limited(scope: Any, receive: Any, send: Any) -> None:
+            # uvicorn's own test, made before the request's task joined self.tasks.
+            limit = self._limit or 0
+            if len(self.connections) >= limit or len(self.tasks) > limit:
+                self.logger.warning("Exceeded concurrency limit.")
+                extra = [*SECURITY_HEADERS, HSTS] if self.scheme == "https" else SECURITY_HEADERS
+                await plain_answer(send, 503, b"service unavailable: too many connections\n", extra)
+                return
+            await app(scope, receive, send)
+
+        return limited
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)

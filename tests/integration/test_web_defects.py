@@ -4,6 +4,7 @@ client must misbehave."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -244,6 +245,33 @@ def test_the_servers_own_400_carries_the_security_headers(web: Web, garbage: byt
     assert_secured(headers)
     assert headers["connection"] == "close"
     assert headers["content-type"].startswith("text/plain")
+
+
+def test_the_servers_own_503_past_the_connection_limit_carries_the_security_headers(
+    tmp_path: Path,
+) -> None:
+    # uvicorn's "Service Unavailable" (limit_concurrency) had none either.
+    running = start_web(str(tmp_path / "s.db"), WebLimits(max_connections=2))
+    try:
+        with contextlib.ExitStack() as idle:
+            for _ in range(2):
+                idle.enter_context(
+                    socket.create_connection(("127.0.0.1", running.server.port), timeout=10)
+                )
+            time.sleep(0.2)  # both accepted
+            status, headers, body = head_of(
+                exchange(running, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            )
+        assert status == 503, body
+        assert_secured(headers)
+        time.sleep(0.2)  # the idle ones closed
+        status, _, _ = head_of(
+            exchange(running, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        )
+        assert status == 200
+    finally:
+        running.server.stop()
+        running.store.close()
 
 
 # -- sessions end with their token ---------------------------------------------------------
