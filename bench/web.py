@@ -18,6 +18,9 @@ Run by hand (not a test). Prints two tables:
    in turn, alternated ``--rounds`` times (the machine is shared and noisy); the table
    gives each figure's median over the rounds, p99 latency, and the ratio of the new to
    the old server and to the 775 reads/s floor.
+   The server's CPU time per read (``/proc``: user + system over the whole load,
+   warm-up reads counted) is printed too: on a shared machine the rate says how much of
+   the CPU a server got, the CPU time what each read cost it.
 2. **A 500-decision match's replay data** (``/api/matches/ID/replay``: the record
    replayed through the engine with the public table at every position): the time to
    make it in-process (median of 20), and over HTTP the first (cold) read and the
@@ -85,7 +88,10 @@ RUNNER = textwrap.dedent(
         records.append(play_match(game, made, i, match_id=mid).to_json())
     store.create_season("bench", {"game": game}, specs)
     for record in records:
-        store.record_results([store.prepare_result(record["match_id"], record, {})])[0]
+        if hasattr(store, "prepare_result"):
+            store.record_results([store.prepare_result(record["match_id"], record, {})])
+        else:  # a tree from before the store's one recording path
+            store.record_result(record["match_id"], record, {})
     if kind == "old":
         from saloon.arena.web import BoardServer
         server = BoardServer(("127.0.0.1", 0), store)
@@ -123,9 +129,9 @@ def baseline_tree(rev: str) -> Iterator[Path]:
 
 
 @contextmanager
-def serving(kind: str, path: Path | None, folder: Path, db: str = "") -> Iterator[int]:
+def serving(kind: str, path: Path | None, folder: Path, db: str = "") -> Iterator[tuple[int, int]]:
     """The ``kind`` server ("old" or "new") in its own process (its store ``db``.db, by
-    default ``kind``.db): its port."""
+    default ``kind``.db): its port and pid."""
     env = dict(os.environ)
     if path is not None:  # the old tree first on the path, ahead of the installed package
         env["PYTHONPATH"] = str(path)
@@ -143,7 +149,7 @@ def serving(kind: str, path: Path | None, folder: Path, db: str = "") -> Iterato
         line = proc.stdout.readline()
         if not line.strip().isdigit():
             raise SystemExit(f"the {kind} server did not start ({line!r})")
-        yield int(line)
+        yield int(line), proc.pid
     finally:
         assert proc.stdin is not None
         proc.stdin.close()  # it stops on end of input; our own child, by its handle
@@ -156,12 +162,16 @@ def serving(kind: str, path: Path | None, folder: Path, db: str = "") -> Iterato
 
 def _readers(
     port: str, path: str, keep: bool, threads: int, start_at: float, stop_at: float
-) -> list[float]:
+) -> tuple[list[float], int]:
+    """The latencies of the reads after ``start_at``, and how many reads there were."""
     lock = threading.Lock()
     latencies: list[float] = []
+    reads = 0
 
     def reader() -> None:
+        nonlocal reads
         mine = []
+        count = 0
         conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
         while (now := time.perf_counter()) < stop_at:
             if not keep:
@@ -169,6 +179,7 @@ def _readers(
             conn.request("GET", path, headers={} if keep else {"Connection": "close"})
             reply = conn.getresponse()
             reply.read()
+            count += 1
             if reply.status != 200:
                 raise SystemExit(f"GET {path}: {reply.status}")
             if now >= start_at:
@@ -176,30 +187,51 @@ def _readers(
         conn.close()
         with lock:
             latencies.extend(mine)
+            reads += count
 
     workers = [threading.Thread(target=reader) for _ in range(threads)]
     for w in workers:
         w.start()
     for w in workers:
         w.join()
-    return latencies
+    return latencies, reads
 
 
-def load(port: int, path: str, keep: bool, clients: int, seconds: float) -> dict[str, float]:
-    """``clients`` readers of ``path`` for ``seconds`` after 1.5 s of warm-up."""
+def cpu_seconds(pid: int) -> float:
+    """The CPU time process ``pid`` has used (user + system, /proc; 0 without it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(
+    server: tuple[int, int], path: str, keep: bool, clients: int, seconds: float
+) -> dict[str, float]:
+    """``clients`` readers of ``path`` for ``seconds`` after 1.5 s of warm-up, from the
+    server (port, pid): reads/s, latency, and the server's CPU time per read (what a read
+    costs the server, which a machine shared with other work changes far less than the
+    rate: the rate is what the server got of the CPU, this is what it spent)."""
+    port, pid = server
     procs = max(1, min(5, clients // 10))
     split = [clients // procs + (i < clients % procs) for i in range(procs)]
     start_at = time.perf_counter() + 1.5  # perf_counter is system-wide on Linux
     stop_at = start_at + seconds
     with multiprocessing.get_context("spawn").Pool(procs) as pool:
+        cpu = cpu_seconds(pid)
         parts = pool.starmap(
             _readers, [(str(port), path, keep, n, start_at, stop_at) for n in split]
         )
-    lat = sorted(x for part in parts for x in part)
+        cpu = cpu_seconds(pid) - cpu
+    lat = sorted(x for part, _ in parts for x in part)
+    reads = sum(count for _, count in parts)
     return {
         "rate": len(lat) / seconds,
         "median": statistics.median(lat) * 1000,
         "p99": lat[int(len(lat) * 0.99) - 1] * 1000,
+        "cpu_us": cpu / max(1, reads) * 1e6,
     }
 
 
@@ -236,15 +268,15 @@ def bench_boards(args: argparse.Namespace) -> list[tuple[str, ...]]:
     for keep in (False, True):
         med = {
             kind: {k: statistics.median(r[k] for r in results[(kind, keep)])
-                   for k in ("rate", "median", "p99")}
+                   for k in ("rate", "median", "p99", "cpu_us")}
             for kind, _ in labels
         }  # fmt: skip
         for kind, label in labels:
             m = med[kind]
             ratio = m["rate"] / med["old"]["rate"]
             rows.append((label, "keep-alive" if keep else "new conn", f"{m['rate']:.0f}",
-                         f"{m['median']:.1f}", f"{m['p99']:.1f}", f"{ratio:.2f}",
-                         f"{m['rate'] / FLOOR:.2f}"))  # fmt: skip
+                         f"{m['median']:.1f}", f"{m['p99']:.1f}", f"{m['cpu_us']:.0f}",
+                         f"{ratio:.2f}", f"{m['rate'] / FLOOR:.2f}"))  # fmt: skip
     return rows
 
 
@@ -276,9 +308,11 @@ def bench_replay() -> list[tuple[str, ...]]:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store.open(str(Path(tmp) / "r.db"))
         for copy in ("warm", "long"):  # the same match twice: one to warm the server up
-            store.record_results(
-                [store.prepare_result(copy, {**record.to_json(), "match_id": copy}, {})]
-            )[0]
+            raw = {**record.to_json(), "match_id": copy}
+            if hasattr(store, "prepare_result"):
+                store.record_results([store.prepare_result(copy, raw, {})])
+            else:  # a tree from before the store's one recording path (--before-rev)
+                store.record_result(copy, raw, {})
         server = WebServer(("127.0.0.1", 0), build_app(store))
         server.start()
         try:
@@ -326,10 +360,12 @@ def main() -> None:
         return
     args.baseline_rev = args.baseline_rev or baseline_rev()
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores: {os.cpu_count()})\n")
+    head = ("server", "connection", "reads/s", "median ms", "p99 ms", "server CPU us/read",
+            "x old", "x 775")  # fmt: skip
     table(
         f"Board page reads ({GAME}, {MATCHES} matches, {args.clients} clients, "
         f"medians of {args.rounds} alternated rounds of {args.seconds:g} s)",
-        ("server", "connection", "reads/s", "median ms", "p99 ms", "x old", "x 775"),
+        head,
         bench_boards(args),
     )
     rows = bench_replay()
