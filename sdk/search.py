@@ -114,11 +114,12 @@ class SearchBudget:
     #: The wall-time safety cap of one decision, in milliseconds (``capped`` when it fires).
     time_ms: float = DEFAULT_TIME_MS
 
-    def within(self, decision_ms: float) -> SearchBudget:
-        """This budget, its time cap cut to :data:`CLOCK_SHARE` of a per-decision clock."""
+    def within(self, decision_ms: float, share: float = CLOCK_SHARE) -> SearchBudget:
+        """This budget, its time cap cut to ``share`` (:data:`CLOCK_SHARE`) of a
+        per-decision clock."""
         if decision_ms <= 0:
             return self
-        return SearchBudget(self.iterations, min(self.time_ms, decision_ms * CLOCK_SHARE))
+        return SearchBudget(self.iterations, min(self.time_ms, decision_ms * share))
 
 
 @dataclass
@@ -685,11 +686,15 @@ class SearchBot(Bot):
     """A bot that plays every game with a ``from_observation`` by information-set search.
 
     Subclass and set :attr:`BUDGET` for another strength, or override :meth:`make_search`
-    to give the search your own playout policy or evaluation. A decision the time cap cut
-    short is noted (:meth:`take_notes`), with the decision's index.
+    to give the search your own playout policy or evaluation. The time cap is
+    ``BUDGET.time_ms`` cut to :attr:`CLOCK_SHARE` of the decision clock (a quarter; set
+    it to 1.0 for a cap that is a safety only, up to the whole clock: time over the
+    clock comes from the bank). A decision the time cap cut short is noted
+    (:meth:`take_notes`), with the decision's index.
     """
 
     BUDGET = SearchBudget()
+    CLOCK_SHARE = CLOCK_SHARE
 
     def __init__(self) -> None:
         self.search: Searcher | None = None
@@ -701,7 +706,7 @@ class SearchBot(Bot):
         return notes
 
     def on_match_start(self, info: MatchInfo) -> None:
-        budget = self.BUDGET.within(info.decision_ms)
+        budget = self.BUDGET.within(info.decision_ms, self.CLOCK_SHARE)
         self.search = self.make_search(info, budget)
 
     def make_search(self, info: MatchInfo, budget: SearchBudget) -> Searcher:

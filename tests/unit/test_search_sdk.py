@@ -206,3 +206,27 @@ def test_rollout_search_budget_is_samples_times_legal_actions() -> None:
         result = search.run(decision)
         assert result.iterations == samples * 12 and result.budget == samples * 12
         assert {s.visits for s in result.stats} == {samples} and len(result.stats) == 12
+
+
+def test_a_search_bot_s_clock_share_sets_its_time_cap() -> None:
+    """SearchBot caps its searches at CLOCK_SHARE of the decision clock (a quarter by
+    default); the guide's strongest examples set 1.0, a cap that is a safety only."""
+    from saloon.sdk.bot import MatchInfo
+    from saloon.sdk.search import SearchBot, Searcher
+
+    assert SearchBudget(100, 2000).within(1000, 1.0).time_ms == 1000
+    seen: list[float] = []
+
+    class Default(SearchBot):
+        BUDGET = SearchBudget(12, 1000)
+
+        def make_search(self, info: MatchInfo, budget: SearchBudget) -> Searcher:
+            seen.append(budget.time_ms)
+            return super().make_search(info, budget)
+
+    class Wide(Default):
+        CLOCK_SHARE = 1.0
+
+    for cls in (Wide, Default):
+        cls().on_match_start(MatchInfo(GAME, {}, 0, 3, seed=1, decision_ms=1000))
+    assert seen == [1000, 250]
