@@ -33,7 +33,13 @@ from saloon.worker.errors import (
 )
 from saloon.worker.store import schema as t
 from saloon.worker.store.config import DEFAULT_STORE_CONFIG, StoreConfig, resolve_url
-from saloon.worker.store.engine import WRITE_OPTION, create_engine, migrate, unavailable
+from saloon.worker.store.engine import (
+    WRITE_OPTION,
+    ConnectionLost,
+    create_engine,
+    migrate,
+    unavailable,
+)
 from saloon.worker.store.reader import HeldReader
 
 log = logging.getLogger(__name__)
@@ -46,7 +52,7 @@ _CHUNK = 500
 _T = TypeVar("_T")
 
 
-class _ConnectionLost(Exception):
+class _ConnectionLost(ConnectionLost):
     """A pooled PostgreSQL connection turned out dead while recording (Store._pg_send)."""
 
 
@@ -308,7 +314,7 @@ class StoreBase:
             except _ConnectionLost as exc:
                 flight = None
                 if attempt == 2:
-                    raise StoreUnavailable(f"{what}: store {self.url} unavailable ({exc})") from exc
+                    raise unavailable(what, self.url, exc) or StoreUnavailable(what) from exc
                 log.info("store: connection dropped (%s); once more on a fresh one", exc)
         raise AssertionError("unreachable")
 

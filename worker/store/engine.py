@@ -45,6 +45,10 @@ VERSION_TABLE = "alembic_version"
 _PG_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('saloon.store:' || current_schema()))"
 
 
+class ConnectionLost(Exception):
+    """A connection found dead by the store's own use of libpq (no driver error to map)."""
+
+
 def unavailable(what: str, url: str, exc: BaseException) -> StoreUnavailable | None:
     """The store's one mapping of a failure to StoreUnavailable (a lost or unreachable
     database: retry later), or None when ``exc`` is not one (bad input, a constraint: the
@@ -55,7 +59,7 @@ def unavailable(what: str, url: str, exc: BaseException) -> StoreUnavailable | N
         if not (isinstance(exc, sa.exc.OperationalError) or exc.connection_invalidated):
             return None
         orig = exc.orig
-    elif isinstance(exc, sqlite3.OperationalError | psycopg.OperationalError):
+    elif isinstance(exc, sqlite3.OperationalError | psycopg.OperationalError | ConnectionLost):
         orig = exc
     else:
         return None
