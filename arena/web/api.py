@@ -87,6 +87,11 @@ def season_board(request: Request) -> Response:
     return json_response(board_json(views.season_board(request.path_params["season_id"])))
 
 
+def ladders(request: Request) -> Response:
+    """Every continuous ladder: its state and the batches it played (what /ladders shows)."""
+    return json_response({"ladders": context(request).views.continuous_ladders()})
+
+
 def ladder(request: Request) -> Response:
     """A continuous ladder: state, settings, newest batch's progress, board."""
     return json_response(context(request).views.ladder(request.path_params["ladder_id"]))
@@ -154,6 +159,7 @@ def routes() -> list[Route]:
         ("/api/seasons/{season_id}", season),
         ("/api/seasons/{season_id}/progress", season_progress),
         ("/api/seasons/{season_id}/board", season_board),
+        ("/api/ladders", ladders),
         ("/api/ladders/{ladder_id}", ladder),
         ("/api/bots/{name}", bot),
         ("/api/matches", matches),

@@ -301,6 +301,8 @@ def test_continuous_ladders_are_linked_from_the_index_and_the_ladders_page(wide:
     assert 'href="/ladders"' in get(wide, "/bot/nobody")[1]  # in every page's header
     index = json.loads(get(wide, "/api/index")[1])
     assert [lad["ladder_id"] for lad in index["continuous_ladders"]] == [WIDE_LADDER]
+    (listed,) = json.loads(get(wide, "/api/ladders")[1])["ladders"]
+    assert listed["state"] == "running" and listed["batches"] == 1 and listed["max_batches"] == 5
 
 
 def test_a_ladder_page_says_whether_it_runs_and_how_many_batches_it_played(wide: Web) -> None:
