@@ -163,12 +163,11 @@ def match(request: Request) -> Response:
     # The owner's view exists for a stored bot's seat only (never a house or local seat);
     # signed in, only the seats of one's own bots are offered.
     owned = []
+    owners = ctx.views.owners()
     for s, shown in zip(row.seats, summary["seats"], strict=True):
         entry = parse_entry(s.bot)
-        if entry.kind != STORED:
-            continue
-        stored = ctx.store.bot(entry.name)
-        if stored is None or (user is not None and stored.owner != user.name):
+        owner = owners.get(entry.name) if entry.kind == STORED else None
+        if owner is None or (user is not None and owner != user.name):
             continue
         owned.append({"seat": s.seat, "bot": shown["bot"]})
     return render(request, "match.html", match=summary, owner_seats=owned)

@@ -154,6 +154,11 @@ class Views:
         except RegistryError:
             raise NotFound(f"no continuous ladder {ladder_id!r}") from None
 
+    def owners(self) -> dict[str, str]:
+        """Every stored bot's owner, by name, kept while the results do not change (a bot
+        new since plays no recorded match yet; a bot's owner never changes)."""
+        return self.pages.get(("owners",), lambda: {b.name: b.owner for b in self.store.bots()})
+
     def continuous_ladders(self) -> list[dict[str, Any]]:
         """Every continuous ladder, by id: its state and how many batches it played."""
         return [continuous_summary(r) for r in Registry(self.store).continuous_ladders()]
