@@ -2,7 +2,7 @@
 it replaced, measured in the same run; and a long match's replay data.
 
     .venv/bin/python bench/web.py [--clients 50] [--seconds 5] [--rounds 2]
-                                  [--baseline-rev REV] [--before-rev REV]
+                                  [--baseline-rev REV] [--before-rev REV [--pairs 300]]
 
 Run by hand (not a test). Prints two tables:
 
@@ -29,7 +29,11 @@ Run by hand (not a test). Prints two tables:
 With ``--before-rev REV`` (a change's before and after in the same run) the web side of
 ``REV`` is measured too, from its own temporary worktree: a third board server, alternated
 with the others in every round, and the replay data made by ``REV``'s code (in a process
-of its own) beside this tree's.
+of its own) beside this tree's. A third table then gives **every page before and after**
+(the index, a board, a season, a bot, a match page, the viewer's data): ``--pairs`` reads
+of each from ``REV``'s server and from this tree's, one after the other in interleaved
+pairs on kept-alive connections (a load that comes and goes weighs on both alike), the
+median time of each, each server's own CPU time per read and their ratios.
 
 The load average (1 min) is printed before and after: quote it with the figures.
 """
@@ -337,6 +341,65 @@ def bench_replay() -> list[tuple[str, ...]]:
     return rows
 
 
+#: The pages the before/after table reads; each exists before and after.
+PAGES = (
+    "/",
+    f"/leaderboard/{GAME}",
+    "/season/bench",
+    "/bot/first",
+    "/match/bench-0",
+    "/api/matches/bench-0/replay",
+)
+
+
+def _timed_get(conn: http.client.HTTPConnection, path: str) -> float:
+    started = time.perf_counter()
+    conn.request("GET", path)
+    reply = conn.getresponse()
+    reply.read()
+    if reply.status != 200:
+        raise SystemExit(f"GET {path}: {reply.status}")
+    return (time.perf_counter() - started) * 1000
+
+
+def bench_pages(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """Each of PAGES on ``--before-rev``'s web side and on this tree's: ``--pairs`` reads
+    of each, in pairs one after the other (before then after, after then before, in turn)
+    on kept-alive connections, and each server's CPU time over its reads."""
+    times: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], float] = {}
+    with contextlib.ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        before_path = stack.enter_context(baseline_tree(args.before_rev))
+        servers = {
+            "before": stack.enter_context(serving("new", before_path, folder, "before")),
+            "after": stack.enter_context(serving("new", None, folder, "after")),
+        }
+        conns = {
+            kind: http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            for kind, (port, _pid) in servers.items()
+        }
+        for path in PAGES:
+            for conn in conns.values():
+                for _ in range(5):  # warm up (kept pages and replays made once)
+                    _timed_get(conn, path)
+            used = {kind: cpu_seconds(pid) for kind, (_port, pid) in servers.items()}
+            for i in range(args.pairs):
+                for kind in ("before", "after") if i % 2 == 0 else ("after", "before"):
+                    times.setdefault((kind, path), []).append(_timed_get(conns[kind], path))
+            for kind, (_port, pid) in servers.items():
+                cpu[(kind, path)] = (cpu_seconds(pid) - used[kind]) * 1000 / args.pairs
+        for conn in conns.values():
+            conn.close()
+    rows = []
+    for path in PAGES:
+        b, a = (statistics.median(times[(k, path)]) for k in ("before", "after"))
+        cb, ca = cpu[("before", path)], cpu[("after", path)]
+        rows.append((path, f"{b:.2f}", f"{a:.2f}", f"{a / b:.2f}", f"{cb:.2f}", f"{ca:.2f}",
+                     f"{ca / cb:.2f}" if cb else "-"))  # fmt: skip
+    return rows
+
+
 def table(title: str, head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     print(title)
@@ -353,6 +416,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--baseline-rev", default="")
     parser.add_argument("--before-rev", default="", help="also measure this commit's web side")
+    parser.add_argument("--pairs", type=int, default=300, help="reads of each page, before/after")
     parser.add_argument("--replay-rows", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.replay_rows:  # the replay figures alone, as JSON (for --before-rev's process)
@@ -378,6 +442,13 @@ def main() -> None:
             ).stdout  # fmt: skip
         rows += [(f"{r[0]}, at {args.before_rev[:12]}", *r[1:]) for r in json.loads(before)]
     table("A long match's replay data (ms)", ("what", "decisions", "median", "max / size"), rows)
+    if args.before_rev:
+        table(
+            f"Every page at {args.before_rev[:12]} (before) and this tree (after): median ms "
+            f"of {args.pairs} reads each in interleaved pairs, server CPU ms per read",
+            ("page", "before ms", "after ms", "x", "before CPU", "after CPU", "x CPU"),
+            bench_pages(args),
+        )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
