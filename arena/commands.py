@@ -30,6 +30,7 @@ from saloon.sdk.client import (
     server_or_local,
 )
 from saloon.worker.errors import WorkerError
+from saloon.worker.logs import add_log_format_argument, configure_logging
 from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons.cli import add_store_argument
 
@@ -73,6 +74,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
         "--tls-cert", default="", help="PEM certificate (TLS on the gRPC port and the web side)"
     )
     serve.add_argument("--tls-key", default="", help="PEM private key")
+    add_log_format_argument(serve)
     serve.set_defaults(handler=cmd_serve)
 
     user = subparsers.add_parser("user", help="manage arena users and their API tokens")
@@ -219,7 +221,10 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from saloon.arena.server import ArenaServer, ServeOptions
     from saloon.worker.store.config import resolve_url
 
-    log_to_stderr(logging.INFO, "%(asctime)s %(name)s: %(message)s")
+    if args.log_format == "json":
+        configure_logging("json")
+    else:
+        log_to_stderr(logging.INFO, "%(asctime)s %(name)s: %(message)s")
     try:
         server = ArenaServer(
             ServeOptions(

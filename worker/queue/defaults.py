@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from saloon.worker.logs import add_log_format_argument
 from saloon.worker.store.config import STORE_ENV
 
 #: Default Redis URL of the queue (``$SALOON_REDIS`` overrides it on the command line).
@@ -54,3 +55,4 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_JOBS,
         help=f"restart as a fresh process after this many jobs (default {DEFAULT_MAX_JOBS})",
     )
+    add_log_format_argument(parser)

@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from saloon.worker.errors import BotRefError, SeasonSpecError, WorkerError
+from saloon.worker.logs import log_context
 from saloon.worker.queue.defaults import WORKER_GC_THRESHOLD
 from saloon.worker.seasons.play import StoredResolver, play_spec
 from saloon.worker.seasons.spec import MatchSpec
@@ -269,7 +270,8 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
                     continue
                 refused = ""
                 try:
-                    played = play_spec(spec, resolver)
+                    with log_context(match=spec.match_id):
+                        played = play_spec(spec, resolver)
                 except BotRefError as exc:
                     refused = str(exc)
                 except BaseException:
@@ -326,7 +328,8 @@ def batch_job(specs_json: list[dict[str, Any]], store_url: str) -> str:
     specs = [MatchSpec.from_json(s) for s in specs_json]
     job = get_current_job()
     worker = (job.worker_name or "") if job is not None else ""
-    outcomes = run_batch(specs, store_for(store_url), worker=worker)
+    with log_context(job=job.id if job is not None else "", season=specs[0].season_id):
+        outcomes = run_batch(specs, store_for(store_url), worker=worker)
     counts = {o.value: outcomes.count(o) for o in JobOutcome if o in outcomes}
     log.info("%s .. %s: %s", specs[0].match_id, specs[-1].match_id, counts)
     return ",".join(o.value for o in outcomes)
@@ -339,8 +342,10 @@ def match_job(spec_json: dict[str, Any], store_url: str) -> str:
     spec = MatchSpec.from_json(spec_json)
     job = get_current_job()
     worker = (job.worker_name or "") if job is not None else ""
-    outcome = run_match(spec, store_for(store_url), worker=worker)
-    log.info("%s: %s", spec.match_id, outcome.value)
+    job_id = job.id if job is not None else ""
+    with log_context(job=job_id, season=spec.season_id, match=spec.match_id):
+        outcome = run_match(spec, store_for(store_url), worker=worker)
+        log.info("%s: %s", spec.match_id, outcome.value)
     return outcome.value
 
 
@@ -358,7 +363,7 @@ def on_match_failure(
     status = MatchStatus.QUEUED if retrying else MatchStatus.FAILED
     name = exc_type.__name__ if exc_type is not None else "failure"
     detail = f"{'retrying after ' if retrying else ''}{name}: {exc}"[:500]
-    log.warning("%s: attempt failed (%s)", job.id, detail)
+    log.warning("%s: attempt failed (%s)", job.id, detail, extra={"job": job.id})
     payload = job.args[0]
     # A batch job: every match of it not yet recorded (DONE ones are never changed).
     ids = [s["match_id"] for s in payload] if isinstance(payload, list) else [job.id]

@@ -49,6 +49,7 @@ from redis.exceptions import RedisError
 from rq import Queue
 
 from saloon.referee.shown import log_to_stderr
+from saloon.worker.logs import configure_logging, set_log_context
 from saloon.worker.queue.defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE, add_worker_arguments
 from saloon.worker.queue.jobs import close_stores, open_store_urls, store_for, warm_up
 from saloon.worker.queue.rq_internals import PipelinedWorker
@@ -233,6 +234,7 @@ def run_worker(
                 worker = MatchWorker(
                     queues, connection=redis, store_url=store_url, on_stop_signal=stop.set
                 )
+                set_log_context(worker=worker.name)
                 worker.start_keeper()
                 try:
                     worker.work(burst=burst, max_jobs=max_jobs, logging_level="WARNING")
@@ -272,7 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="saloon worker", description=__doc__.splitlines()[0])
     add_worker_arguments(parser)
     args = parser.parse_args(argv)
-    log_to_stderr(logging.INFO, "%(asctime)s %(name)s: %(message)s")
+    if args.log_format == "json":
+        configure_logging("json")
+    else:
+        log_to_stderr(logging.INFO, "%(asctime)s %(name)s: %(message)s")
     return run_from_args(args, list(argv or sys.argv[1:]))
 
 

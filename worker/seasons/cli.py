@@ -394,9 +394,12 @@ def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
     """Run a match worker until stopped."""
     import logging
 
+    from saloon.worker.logs import configure_logging
     from saloon.worker.queue.worker import run_from_args
 
     del out
+    if args.log_format == "json":
+        configure_logging("json")
     logging.getLogger().setLevel(logging.INFO)
     return run_from_args(args, sys.argv[2:])
 
