@@ -22,7 +22,7 @@ from typing import Any, TextIO, TypeVar
 
 from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
 from saloon.referee.cli import parse_option
-from saloon.referee.shown import log_to_stderr
+from saloon.referee.shown import log_to_stderr, shown
 from saloon.sdk.client import (
     ArenaClient,
     ArenaClientError,
@@ -325,17 +325,19 @@ def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _print_submission(out: TextIO, accepted: bool, message: str, q: Any) -> int:
-    out.write(message + "\n")
+    """The verdict, the qualification, its faults and (refused) the bot's stderr, with
+    what the bot wrote in them :func:`shown` (no raw escapes reach the terminal)."""
+    out.write(shown(message) + "\n")
     if q is not None:
         out.write(
             f"qualification {q.match_id}: {'passed' if q.passed else 'FAILED'}, rank {q.rank} "
             f"against {', '.join(q.opponents)} ({q.seconds:.1f} s)\n"
         )
         for fault in q.faults:
-            out.write(f"  fault: {fault}\n")
+            out.write(f"  fault: {shown(fault)}\n")
         if not accepted and q.stderr:
             out.write("the bot's stderr:\n")
-            out.write("".join(f"  | {line}\n" for line in q.stderr.splitlines()))
+            out.write(shown("".join(f"  | {line}\n" for line in q.stderr.splitlines())))
     return 0 if accepted else 1
 
 
@@ -479,7 +481,7 @@ def cmd_ladder_match(args: argparse.Namespace, out: TextIO) -> int:
     json.dump(record, out, indent=1)
     out.write("\n")
     if stderr:
-        sys.stderr.write(stderr)
+        sys.stderr.write(shown(stderr))  # the bot's own text: no raw escapes
     return 0
 
 

@@ -144,3 +144,21 @@ def test_json_answers_escape_every_string_as_shown_does(text: str) -> None:
         }
     long_run = orjson.dumps("\\" * 100_000 + "\x1b")  # linear, whatever the run
     assert orjson.loads(shown_json(long_run)) == "\\" * 100_000 + "\\x1b"
+
+
+def test_a_refused_submission_prints_its_faults_and_stderr_shown_and_named_bot_slash(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    bot = hostile_bot(tmp_path / "mine")
+    env = {**os.environ, "SALOON_CONFIG": str(tmp_path / "none.toml"), "SALOON_SERVER": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "saloon.arena.cli", "submit", str(bot), "--game", GAME,
+         "--name", "hostile", "--store", str(tmp_path / "s.db"), "--sandbox", "process"],
+        capture_output=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout  # it crashed in its qualification match
+    assert_shown(done.stdout)  # the fault and the bot's stderr
+    assert b"at bot/hostile.py:" in done.stdout, done.stdout
+    assert BOT_DIR_PREFIX.encode() not in done.stdout and b"saloon-qualify-" not in done.stdout
