@@ -63,22 +63,24 @@ def match_replay(record: MatchRecord, *, hands: bool = False) -> dict[str, Any]:
         if hands:
             zones.append(all_hands(step.before))
         shown = hands or label_is_public(record.game, step)
+        label = step.label if shown else None  # made only when shown: a label costs
         item: dict[str, Any] = {
             "index": step.index,
             "seat": entry.seat,
             "to_play": step.before.current_player(),
             "kind": entry.kind,
-            "label": step.label if shown else None,
+            "label": label,
             "events": [dict(e) for e in entry.events],
         }
-        text = readable(record.game, step.label)
-        if shown and text != step.label:
-            item["text"] = text  # the label with its cards' names, as the viewer shows it
-        if shown and entry.is_chance and legend:
-            # A deal's card ids, per seat, for the viewer to show as cards.
-            groups = dealt(step.label, legend)
-            if groups is not None:
-                item["dealt"] = groups
+        if label is not None:
+            text = readable(record.game, label)
+            if text != label:
+                item["text"] = text  # the label with its cards' names, as the viewer shows it
+            if entry.is_chance and legend:
+                # A deal's card ids, per seat, for the viewer to show as cards.
+                groups = dealt(label, legend)
+                if groups is not None:
+                    item["dealt"] = groups
         if entry.auto:
             item["auto"] = True
         if entry.fallback:

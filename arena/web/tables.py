@@ -56,7 +56,7 @@ _SEIZURE_NAME = re.compile("|".join(SEIZURE_NAMES))
 def readable(game: str, label: str) -> str:
     """An engine's label (a card, an action) with the cards' names as the viewer shows
     them: a Seizure special card by its name in the rules."""
-    if game == SEIZURE:
+    if game == SEIZURE and "_" in label:
         return _SEIZURE_NAME.sub(lambda m: SEIZURE_NAMES[m.group(0)], label)
     return label
 
