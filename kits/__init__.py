@@ -18,8 +18,9 @@ from pathlib import Path
 
 #: The folder of the kits.
 KITS = Path(__file__).resolve().parent
-#: Folders inside a kit that are installed or built, never part of its inputs.
-SKIPPED = frozenset({"node_modules", "__pycache__", "build", "dist"})
+#: Folders inside a kit that are not part of its image: installed or built ones, and the
+#: starter bots (``saloon new`` copies them; a changed starter never changes a runtime).
+SKIPPED = frozenset({"node_modules", "__pycache__", "build", "dist", "starter"})
 
 
 def kit_dir(name: str) -> Path:

@@ -200,17 +200,46 @@ def register(
     ev.add_argument("--json", action="store_true", help="print the summary and every match")
     new = sub.add_parser("new", help="write a starter bot and a test that plays it")
     new.add_argument("game", help="a game id (see `saloon games`)")
-    new.add_argument("dir", help="a new or empty folder for bot.py and test_bot.py")
+    new.add_argument("dir", help="a new or empty folder for the bot, its build files and test")
+    new.add_argument(
+        "--lang",
+        default="python",
+        metavar="LANG",
+        help="the bot's language: python (default), js or ts",
+    )
+    check = sub.add_parser(
+        "check-bot",
+        help="play each game a few times and report every protocol slip in plain words",
+    )
+    check.add_argument(
+        "bot", help="a bot file or folder, docker:PATH, or grpc:TARGET (a runtime you started)"
+    )
+    check.add_argument(
+        "--game", action="append", default=[], metavar="GAME", help="a game (repeatable; all)"
+    )
+    check.add_argument(
+        "--matches", type=int, default=3, metavar="N", help="matches per game (default 3)"
+    )
+    check.add_argument("--seed", type=int, default=0, help="the seed of the run (default 0)")
+    check.add_argument(
+        "--sandbox",
+        default="",
+        metavar="KIND",
+        help="where a bot path runs: process or docker (default: process for Python, "
+        "docker for other languages)",
+    )
     for parser, handler in (
         (games, cmd_games),
         (play, cmd_play),
         (rep, cmd_replay),
         (ev, cmd_eval),
         (new, cmd_new),
+        (check, cmd_check_bot),
     ):
         parser.set_defaults(handler=handler)
     play.set_defaults(seat_kinds=dict(seat_kinds or {}))
     ev.set_defaults(seat_kinds=dict(seat_kinds or {}))
+    check.set_defaults(seat_kinds=dict(seat_kinds or {}))
     return (GameError, RefereeError, SdkError)
 
 
@@ -452,14 +481,49 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_new(args: argparse.Namespace, out: TextIO) -> int:
-    """Write a starter kit: a bot for the game and a pytest test that plays it."""
-    from saloon.referee.starter import write_starter
+    """Write a starter kit: a bot for the game, its build files and a test that plays it."""
+    from saloon.referee.starter import next_steps, write_starter
 
-    paths = write_starter(args.game, args.dir)
+    paths = write_starter(args.game, args.dir, args.lang)
     for path in paths:
         out.write(f"wrote {path}\n")
-    out.write(f"next: saloon play {args.game} --seat {paths[0]} ...   and   pytest {paths[1]}\n")
+    out.write(next_steps(args.game, args.dir, args.lang))
     return 0
+
+
+def cmd_check_bot(args: argparse.Namespace, out: TextIO) -> int:
+    """Play each game a few times against house:random and report every protocol slip."""
+    from saloon.games import game_ids
+    from saloon.referee.conformance import check_game, print_report
+    from saloon.referee.match import Match, local_seats
+    from saloon.sdk.botref import PATH, parse_seat
+    from saloon.sdk.languages import Language, ManifestError, detect_path
+
+    if args.matches < 1:
+        raise RefereeError("--matches must be at least 1")
+    bot = args.bot
+    sandbox = args.sandbox or "process"
+    if parse_seat(bot).kind == PATH and not args.sandbox:
+        try:
+            if detect_path(bot).language is not Language.PYTHON:
+                sandbox = "docker"  # the other languages' runtimes live in their images
+        except ManifestError as exc:
+            raise RefereeError(str(exc)) from None
+    logging.getLogger("saloon.referee.match").setLevel(logging.CRITICAL)
+
+    def play(game: str, seats: int, bot_seat: int, seed: int) -> MatchRecord:
+        specs = ["house:random"] * seats
+        specs[bot_seat] = bot
+        resolved = local_seats(game, specs, sandbox=sandbox, kinds=args.seat_kinds)
+        try:
+            return Match(get_game(game), resolved, seed, {}, DEFAULT_LIMITS).run()
+        finally:
+            for seat in resolved:
+                seat.close()
+
+    games = args.game or list(game_ids())
+    checks = [check_game(game, play, args.matches, args.seed) for game in games]
+    return 0 if print_report(bot, checks, out) else EXIT_SEAT_FAILED
 
 
 # -- printing -------------------------------------------------------------------------

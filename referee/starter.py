@@ -1,8 +1,12 @@
-"""``saloon new GAME DIR``: a starter kit, a bot and a pytest test that plays it.
+"""``saloon new GAME DIR [--lang LANG]``: a starter kit, a bot and a test that plays it.
 
-The bot uses the game's typed SDK view and plays a random legal action, seeded from
-``MatchInfo.seed`` (so its matches replay); the test plays it, as the arena does (its own
-process over gRPC), against the game's house bots and checks it commits no fault.
+Python: the bot uses the game's typed SDK view and plays a random legal action, seeded
+from ``MatchInfo.seed`` (so its matches replay); the test plays it, as the arena does (its
+own process over gRPC), against the game's house bots and checks it commits no fault.
+
+Other languages (``js``, ``ts``): the kit's starter bot for the game (a small heuristic,
+``kits/<runtime>/starter/``), its ``saloon.toml``, and a test the author runs with the
+language's own runner (``node --test``) that runs ``saloon check-bot`` on the folder.
 """
 
 from __future__ import annotations
@@ -10,9 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from saloon.games import get_game, sdk_views_table
+from saloon.kits import kit_dir
 from saloon.referee.errors import RefereeError
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house import house_bot_names
+from saloon.sdk.languages import MANIFEST, SPECS, Language, ManifestError, language_named
 
 BOT_FILE = "bot.py"
 TEST_FILE = "test_bot.py"
@@ -62,16 +68,68 @@ def test_my_bot_plays_a_whole_match_without_a_fault(seed: int) -> None:
 '''
 
 
+_NODE_TEST = """// Run with: node --test test.js   (needs the saloon command and a Docker engine)
+// Plays the bot in this folder as the arena would (its own container, the same referee)
+// against house:random, a few matches, and fails on any protocol slip or fault.
+const { test } = require("node:test");
+const assert = require("node:assert");
+const { spawnSync } = require("node:child_process");
+
+test("my bot plays {game} without a fault", () => {
+  const run = spawnSync("saloon", ["check-bot", __dirname, "--game", "{game}"], {
+    encoding: "utf8",
+    timeout: 600000,
+  });
+  assert.strictEqual(run.error, undefined, String(run.error));
+  assert.strictEqual(run.status, 0, run.stdout + run.stderr);
+});
+"""
+
+#: The kit folder and starter-file suffix of each language with a starter kit.
+KIT_STARTERS: dict[Language, tuple[str, str]] = {
+    Language.JAVASCRIPT: ("js", ".js"),
+    Language.TYPESCRIPT: ("js", ".ts"),
+}
+
+
 class StarterError(RefereeError):
     """A starter kit that cannot be written where asked."""
 
 
-def write_starter(game_id: str, folder: str | Path) -> list[Path]:
+def _language(lang: str) -> Language:
+    try:
+        language = language_named(lang)
+    except ManifestError as exc:
+        raise StarterError(str(exc)) from None
+    if language is not Language.PYTHON and language not in KIT_STARTERS:
+        have = ", ".join(
+            ["python", *(SPECS[lang].entry.rsplit(".", 1)[1] for lang in KIT_STARTERS)]
+        )
+        raise StarterError(f"no starter kit for {SPECS[language].label} yet (--lang {have})")
+    return language
+
+
+def next_steps(game_id: str, folder: str | Path, lang: str = "python") -> str:
+    """What to run next, after ``saloon new``."""
+    language = _language(lang)
+    if language is Language.PYTHON:
+        bot, test = Path(folder) / BOT_FILE, Path(folder) / TEST_FILE
+        return f"next: saloon play {game_id} --seat {bot} ...   and   pytest {test}\n"
+    return (
+        f"next: saloon play {game_id} --seat docker:{folder} --seat house:random ...   "
+        f"and   saloon check-bot {folder}   (or: node --test {Path(folder) / 'test.js'})\n"
+    )
+
+
+def write_starter(game_id: str, folder: str | Path, lang: str = "python") -> list[Path]:
     """Write the starter bot and its test into ``folder`` (new or empty); the paths."""
     spec = get_game(game_id)
+    language = _language(lang)
     target = Path(folder)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise StarterError(f"{target} exists and is not an empty folder")
+    if language is not Language.PYTHON:
+        return _write_kit(game_id, target, language)
     view = sdk_views_table().get(game_id)
     view_import = f"from {view} import Observation\n" if view else ""
     names = [n for n in house_bot_names(game_id) if n != "random"] + ["random"]
@@ -84,6 +142,26 @@ def write_starter(game_id: str, folder: str | Path) -> list[Path]:
             obs_type="Observation" if view else "Any",
         ),
         TEST_FILE: _TEST.format(game=game_id, opponents=opponents, seats=spec.min_players),
+    }
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in files.items():
+        path = target / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _write_kit(game_id: str, target: Path, language: Language) -> list[Path]:
+    kit, suffix = KIT_STARTERS[language]
+    source = kit_dir(kit) / "starter" / f"{game_id}{suffix}"
+    if not source.is_file():
+        raise StarterError(f"no {SPECS[language].label} starter bot for {game_id}")
+    entry = SPECS[language].entry
+    files = {
+        entry: source.read_text(encoding="utf-8"),
+        MANIFEST: f'language = "{language.value}"\nentry = "{entry}"\n',
+        "test.js": _NODE_TEST.replace("{game}", game_id),
     }
     target.mkdir(parents=True, exist_ok=True)
     written = []

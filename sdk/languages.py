@@ -22,6 +22,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from saloon.sdk.errors import SdkError
 
@@ -151,6 +152,22 @@ def detect(files: Mapping[str, bytes], where: str, single: str | None = None) ->
         f"{where}: no {MANIFEST} and no entry file at the top of the package "
         f"(one of {conventions}, or a {MANIFEST} naming the language)"
     )
+
+
+def detect_path(path: str | Path) -> Manifest:
+    """The language and entry of a bot file or folder on disk (its top level only)."""
+    root = Path(path)
+    if root.is_file():
+        return detect({root.name: b""}, str(root), single=root.name)
+    if not root.is_dir():
+        raise ManifestError(f"no bot file or folder at {root}")
+    files = {p.name: b"" for p in root.iterdir() if p.is_file()}
+    if MANIFEST in files:
+        files[MANIFEST] = (root / MANIFEST).read_bytes()
+        entry = tomllib.loads(files[MANIFEST].decode("utf-8", "replace")).get("entry")
+        if isinstance(entry, str) and (root / entry.strip("/")).is_file():
+            files[entry.strip("/")] = b""
+    return detect(files, str(root))
 
 
 def _declared(files: Mapping[str, bytes], where: str) -> Manifest:

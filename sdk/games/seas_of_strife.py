@@ -214,3 +214,54 @@ def decode_action(kind: str, raw: Any) -> Card | int:
     if kind == CHOOSE_LEADER:
         return int(raw["seat"])
     return card(raw["card"])
+
+
+# -- the wire JSON (saloon.sdk.schema): what every language's runtime decodes ---------------
+from saloon.sdk.schema import INT, STR, Field, GameWire, ListOf, Obj  # noqa: E402
+
+_PLAYED = Obj(
+    "PlayedCard",
+    "A card in the trick being played and the seat that played it.",
+    (Field("seat", INT, "The seat that played it."), Field("card", INT, "The card number.")),
+)
+_TRICK = Obj(
+    "CompletedTrick",
+    "A trick of this hand already won.",
+    (
+        Field("leader", INT, "The seat that led it."),
+        Field("cards", ListOf(INT), "Its card numbers in play order, from the leader's."),
+        Field("winner", INT, "The seat that won it."),
+    ),
+)
+#: The wire schema of Seas of Strife (docs/rules/seas-of-strife.md).
+WIRE = GameWire(
+    "seas-of-strife-v1",
+    "Seas of Strife: trick avoidance, 3-6 seats",
+    Obj(
+        "Observation",
+        "What one seat sees. A card is its number (0-74); its colour follows from the "
+        "number: black 0-10, red 11-20, blue 21-29, brown 31-38, green 41-47, yellow "
+        "51-56, purple 61-65, grey 71-74 (docs/rules/seas-of-strife.md).",
+        (
+            Field("seat", INT, "Your seat."),
+            Field("num_players", INT, "How many seats play."),
+            Field("hand_number", INT, "The hand being played, from 1."),
+            Field("hand", ListOf(INT), "Your cards, by number, sorted."),
+            Field("hand_sizes", ListOf(INT), "How many cards each seat holds."),
+            Field("leader", INT, "The seat that leads (or led) the current trick."),
+            Field("trick", ListOf(_PLAYED), "The current trick so far, in play order."),
+            Field("completed_tricks", ListOf(_TRICK), "This hand's tricks already won."),
+            Field("tricks_taken", ListOf(INT), "Tricks each seat has taken this hand."),
+            Field("points", ListOf(INT), "Each seat's points so far (lower is better)."),
+            Field("end_threshold", INT, "The match ends once a seat reaches these points."),
+            Field("to_play", INT, "The seat to decide now."),
+            Field("decision", STR, "The pending decision kind (PLAY_CARD, CHOOSE_LEADER)."),
+        ),
+    ),
+    {
+        "PLAY_CARD": Obj("PlayCard", "Play this card.", (Field("card", INT, "The card number."),)),
+        "CHOOSE_LEADER": Obj(
+            "ChooseLeader", "Choose who leads next.", (Field("seat", INT, "The seat."),)
+        ),
+    },
+)

@@ -432,3 +432,194 @@ def decode_action(kind: str, raw: Any) -> Action:
     if kind == DEAL_SIZE:
         return DealSize(int(raw["hand_size"]))
     raise ValueError(f"seizure has no decision kind {kind!r}")
+
+
+# -- the wire JSON (saloon.sdk.schema): what every language's runtime decodes ---------------
+from saloon.sdk.schema import (  # noqa: E402
+    BOOL,
+    INT,
+    STR,
+    Enum,
+    Field,
+    GameWire,
+    ListOf,
+    Nullable,
+    Obj,
+    Union,
+)
+
+_COLOUR = Enum("Colour", ("red", "blue", "green", "yellow"), "A card colour.")
+_KIND = Enum(
+    "CardKind",
+    ("number", "to_the_left", "to_the_right", "direct_trade", "plus_three", "minus_three"),
+    "A card's kind: a number card or one of the special cards.",
+)
+_CARD = Obj(
+    "Card",
+    "One card (ids 0-139).",
+    (
+        Field("id", INT, "The card id."),
+        Field("kind", _KIND, "Its kind."),
+        Field("colours", ListOf(_COLOUR), "A number card's two colours; [] for a special card."),
+        Field("number", Nullable(INT), "A number card's number, 1-10; null for a special card."),
+    ),
+)
+_SEAT = Field("seat", INT, "The seat it concerns.")
+_SHOWN = Field("card", Nullable(_CARD), "The card, when this seat saw it; else null.")
+
+
+def _wire_event(tag: str, name: str, doc: str, *fields: Field) -> tuple[str, Obj]:
+    return tag, Obj(name, doc, (Field("type", STR, "The event's type."), *fields))
+
+
+_EVENT = Union(
+    "Event",
+    "A public event of the current round (the most recent ones), told by its type.",
+    "type",
+    (
+        _wire_event(
+            "deal",
+            "DealEvent",
+            "A round was dealt.",
+            Field("dealer", INT, "The dealer."),
+            Field("hand_size", INT, "Cards dealt to each seat."),
+        ),
+        _wire_event(
+            "flip",
+            "FlipEvent",
+            "A card was flipped from the draw pile.",
+            _SHOWN,
+            Field("to_bottom", BOOL, "It went to the bottom of the draw pile."),
+        ),
+        _wire_event("play", "PlayEvent", "A seat played a card.", _SEAT, _SHOWN),
+        _wire_event("draw", "DrawEvent", "A seat drew a card.", _SEAT, _SHOWN),
+        _wire_event("pass", "PassEvent", "A seat passed.", _SEAT),
+        _wire_event(
+            "give",
+            "GiveEvent",
+            "A seat gave a card away.",
+            _SEAT,
+            _SHOWN,
+            Field("to", INT, "The seat it went to."),
+        ),
+        _wire_event("hands_left", "HandsLeftEvent", "Every hand moved to the left.", _SEAT),
+        _wire_event("hands_right", "HandsRightEvent", "Every hand moved to the right.", _SEAT),
+        _wire_event(
+            "trade",
+            "TradeEvent",
+            "Two seats traded hands.",
+            _SEAT,
+            Field("partner", INT, "The seat it traded with."),
+        ),
+        _wire_event("reset", "ResetEvent", "The reference was reset."),
+        _wire_event(
+            "reshuffle",
+            "ReshuffleEvent",
+            "The play pile was shuffled into the draw pile.",
+            Field("cards", INT, "How many cards."),
+        ),
+    ),
+)
+_LAST_ROUND = Obj(
+    "LastRound",
+    "The round that ended last.",
+    (
+        Field("round", INT, "Its number."),
+        Field(
+            "reason",
+            Enum("RoundEnd", ("out", "stalemate", "turn_cap"), "Why a round ended."),
+            "Why it ended.",
+        ),
+        Field("points", ListOf(INT), "Points each seat scored in it."),
+        Field("hands", ListOf(ListOf(_CARD)), "Each seat's hand when it ended."),
+    ),
+)
+#: The wire schema of Seizure (docs/rules/seizure.md).
+WIRE = GameWire(
+    "seizure-v1",
+    "Seizure: shedding with two-coloured cards, 2-6 seats",
+    Obj(
+        "Observation",
+        "What one seat sees (docs/rules/seizure.md).",
+        (
+            Field("seat", INT, "Your seat."),
+            Field("num_players", INT, "How many seats play."),
+            Field(
+                "end",
+                Enum("EndRule", ("rounds", "gap"), "The match's end rule."),
+                "The end option: a fixed number of rounds, or a points gap.",
+            ),
+            Field("round", INT, "The round being played, from 1."),
+            Field("dealer", INT, "This round's dealer."),
+            Field("deal_size", INT, "Cards dealt to each seat this round."),
+            Field("deals", ListOf(INT), "How many rounds each seat has dealt."),
+            Field("scores", ListOf(INT), "Each seat's points so far."),
+            Field(
+                "phase",
+                Enum(
+                    "Phase",
+                    ("CHANCE", "TURN", "GIVE", "TRADE", "DEAL_SIZE", "OVER"),
+                    "The round's phase.",
+                ),
+                "What the round waits for.",
+            ),
+            Field("to_play", INT, "The seat to decide now."),
+            Field("decision", Nullable(STR), "Your pending decision kind, if it is yours."),
+            Field("hand", ListOf(_CARD), "Your cards, sorted by id."),
+            Field("hand_sizes", ListOf(INT), "How many cards each seat holds."),
+            Field("draw_pile_size", INT, "Cards in the draw pile."),
+            Field("draw_pile_bottom", ListOf(_CARD), "Cards you know at the pile's bottom."),
+            Field("play_pile", ListOf(_CARD), "The play pile, bottom first."),
+            Field("reference", Nullable(_CARD), "The reference card (the pile's top number)."),
+            Field("reference_value", INT, "The value to play to (0 with no reference)."),
+            Field("reset_active", BOOL, "A reset is in force."),
+            Field("turn", INT, "Turns played this round."),
+            Field("draws_in_a_row", INT, "Draws in a row with nothing played."),
+            Field("stalemate_passes", INT, "Passes in a row (a stalemate ends the round)."),
+            Field("giver", Nullable(INT), "The seat giving cards away, while one is."),
+            Field("gives_left", INT, "Cards the giver has still to give."),
+            Field("gift", Nullable(_CARD), "The card you are giving, when you chose it."),
+            Field(
+                "known",
+                ListOf(
+                    Obj(
+                        "KnownCard",
+                        "A card you know in another hand.",
+                        (_SEAT, Field("card", _CARD, "The card.")),
+                    )
+                ),
+                "Cards of other hands you know (given or seen).",
+            ),
+            Field("reshuffled", ListOf(_CARD), "Cards shuffled back into the draw pile."),
+            Field(
+                "nothing_playable",
+                ListOf(
+                    ListOf(
+                        Obj(
+                            "NothingPlayable",
+                            "A draw told: the seat held nothing playable on this reference.",
+                            (
+                                Field("reference", _CARD, "The reference card then."),
+                                Field("value", INT, "The value to play to then."),
+                                Field("at_most", INT, "What it says of that seat's cards."),
+                            ),
+                        )
+                    )
+                ),
+                "Per seat, what its draws have told this round.",
+            ),
+            Field("events", ListOf(_EVENT), "The round's most recent public events."),
+            Field("last_round", Nullable(_LAST_ROUND), "The round that ended last, if any."),
+        ),
+    ),
+    {
+        "PLAY_CARD": Obj("PlayCard", "Play this card.", (Field("card", _CARD, "The card."),)),
+        "DRAW": Obj("Draw", "Draw a card.", (Field("draw", BOOL, "Always true."),)),
+        "GIVE_CARD": Obj("GiveCard", "Give this card.", (Field("card", _CARD, "The card."),)),
+        "GIVE_TO": Obj("GiveTo", "Give to this seat.", (_SEAT,)),
+        "TRADE_PARTNER": Obj("TradePartner", "Trade hands with this seat.", (_SEAT,)),
+        "DEAL_SIZE": Obj(
+            "DealSize", "Deal this many cards.", (Field("hand_size", INT, "Cards to each seat."),)
+        ),
+    },
+)

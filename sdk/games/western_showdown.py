@@ -436,3 +436,143 @@ def decode_action(kind: str, raw: Any) -> Action:
             return Place(_CARDS[int(raw["card"])], int(raw["location"]))
         return _CARDS[int(raw["card"])]
     return int(raw["location"])
+
+
+# -- the wire JSON (saloon.sdk.schema): what every language's runtime decodes ---------------
+from saloon.sdk.schema import BOOL, INT, STR, Enum, Field, GameWire, ListOf, Nullable, Obj  # noqa: E402
+
+_CARD_FIELDS = (
+    Field("id", INT, "The card id, 0-17 (red 0-8, black 9-17)."),
+    Field("colour", Enum("Colour", COLOURS, "A seat's colour."), "red (seat 0) or black (seat 1)."),
+    Field("value", INT, "The card's value, 1-7."),
+    Field(
+        "ability",
+        Enum("AbilityName", tuple(a for a in ABILITIES if a), "An ability's name."),
+        "The ability the card carries, by its printed name.",
+    ),
+    Field("owner", INT, "The seat whose colour it is."),
+)
+_CARD = Obj("Card", "One card.", _CARD_FIELDS)
+_STACKED = Obj(
+    "StackCard",
+    "A card in a location's stack.",
+    (*_CARD_FIELDS, Field("bulletproof", BOOL, "An activated BULLETPROOF card.")),
+)
+_ACTION_CARD = Field("card", INT, "The card id.")
+_LOCATION = Field("location", INT, "The location id (0-6).")
+_PICK = Obj(
+    "Pick",
+    "A card on the table and where it lies.",
+    (_ACTION_CARD, _LOCATION, Field("position", INT, "Its place in the stack, 0 = bottom.")),
+)
+_PLACE = Obj("Place", "Place a card from hand at a location.", (_ACTION_CARD, _LOCATION))
+#: The wire schema of Western Legends: Showdown (docs/rules/western-showdown.md).
+WIRE = GameWire(
+    "western-showdown-v1",
+    "Western Legends: Showdown: location battles, 2 seats",
+    Obj(
+        "Observation",
+        "What one seat sees (docs/rules/western-showdown.md).",
+        (
+            Field("seat", INT, "Your seat (0 red, 1 black)."),
+            Field("num_players", INT, "Always 2."),
+            Field("best_of", INT, "Games in the match: 1 or 3."),
+            Field("game_number", INT, "The current game of the match, from 1."),
+            Field("games_won", ListOf(INT), "Games each seat has won so far."),
+            Field(
+                "previous_games",
+                ListOf(
+                    Obj(
+                        "GameResult",
+                        "A finished game of the match.",
+                        (
+                            Field("start_player", INT, "The seat that started it."),
+                            Field("winner", INT, "The seat that won it."),
+                            Field("cards_won", ListOf(INT), "Cards each seat won in it."),
+                        ),
+                    )
+                ),
+                "The finished games of this match.",
+            ),
+            Field("start_player", INT, "The seat that started the current game."),
+            Field("hand", ListOf(_CARD), "Your cards in hand."),
+            Field("hand_sizes", ListOf(INT), "How many cards each seat holds."),
+            Field("draw_pile", ListOf(_CARD), "Your draw pile, by id (its order is unknown)."),
+            Field("draw_pile_sizes", ListOf(INT), "Cards in each seat's draw pile."),
+            Field("mulligan_discards", ListOf(INT), "Cards each seat discarded at the mulligan."),
+            Field(
+                "locations",
+                ListOf(
+                    Obj(
+                        "Location",
+                        "A location on the table and its stack.",
+                        (
+                            Field("id", INT, "The location id, 0-6."),
+                            Field("name", STR, "Its name."),
+                            Field("condition", STR, "What its stack needs, in words."),
+                            Field("stack", ListOf(_STACKED), "Its cards, bottom first."),
+                        ),
+                    )
+                ),
+                "The three locations on the table, in table order.",
+            ),
+            Field("won_sizes", ListOf(INT), "Cards each seat has won this game."),
+            Field("played", ListOf(ListOf(INT)), "Card ids each seat placed this game, in order."),
+            Field("reputation", INT, "The seat holding the REPUTATION card (it wins a tie)."),
+            Field("pass_blocked", ListOf(BOOL), "Per seat, True when it may not pass this turn."),
+            Field(
+                "pending",
+                Nullable(
+                    Obj(
+                        "Pending",
+                        "The ability being resolved.",
+                        (
+                            Field("card", _CARD, "The card whose ability resolves."),
+                            Field("location", INT, "The location id where it lies."),
+                            Field("picked", _CARD, "A first pick of a two-step ability.", True),
+                        ),
+                    )
+                ),
+                "The ability being resolved, if any.",
+            ),
+            Field("to_play", INT, "The seat to decide now."),
+            Field("decision", STR, "The pending decision kind."),
+        ),
+    ),
+    {
+        "MULLIGAN": Obj(
+            "Mulligan",
+            "Discard a card ({card}) or stop ({done: true}).",
+            (
+                Field("card", INT, "The card id to discard.", True),
+                Field("done", BOOL, "Discard no more.", True),
+            ),
+        ),
+        "TURN": Obj(
+            "Turn",
+            "Place a card ({card, location}) or pass the REPUTATION card ({pass: true}).",
+            (
+                Field("card", INT, "The card id.", True),
+                Field("location", INT, "The location id.", True),
+                Field("pass", BOOL, "Pass instead of playing.", True),
+            ),
+        ),
+        "DETERMINATION_EXTRA": Obj(
+            "DeterminationExtra",
+            "Place an extra card ({card, location}) or none ({skip: true}).",
+            (
+                Field("card", INT, "The card id.", True),
+                Field("location", INT, "The location id.", True),
+                Field("skip", BOOL, "Play no extra card.", True),
+            ),
+        ),
+        "ACTIVATE": Obj("Activate", "Activate the ability or not.", (Field("yes", BOOL, "Yes."),)),
+        "WALLOP_SECOND": Obj(
+            "WallopSecond", "Take a second card or not.", (Field("yes", BOOL, "Yes."),)
+        ),
+        "SADDLE_DEST": Obj("SaddleDest", "Move the card to this location.", (_LOCATION,)),
+        "STICK_DEST": Obj("StickDest", "Move the picked card to this location.", (_LOCATION,)),
+        "STICK_SOURCE": _PICK,
+        "CHEAT_PICK": _PICK,
+    },
+)

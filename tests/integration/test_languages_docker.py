@@ -179,3 +179,27 @@ def test_the_node_image_has_no_compiler_fetch_at_run_time(sandbox: DockerSandbox
         environment={"NODE_PATH": "/opt/saloon/js/node_modules"},
     )
     assert out.strip() == b"ok"
+
+
+@pytest.mark.parametrize("lang", ["js", "ts"])
+def test_each_games_starter_kit_passes_check_bot_in_docker(
+    sandbox: DockerSandbox, tmp_path: Path, lang: str
+) -> None:
+    """saloon new GAME DIR --lang LANG, then saloon check-bot DIR: no slip, every game."""
+    import subprocess
+    import sys
+
+    node_image_or_skip(sandbox)
+    cli = [sys.executable, "-m", "saloon.arena.cli"]
+    for game in sorted(GAMES):
+        folder = tmp_path / f"{lang}-{game}"
+        subprocess.run([*cli, "new", game, str(folder), "--lang", lang], check=True, timeout=60)
+        run = subprocess.run(
+            [*cli, "check-bot", str(folder), "--game", game, "--matches", "2"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert f"{game}: 2 matches, 2 completed" in run.stdout
+    assert build_leftovers(sandbox) == []

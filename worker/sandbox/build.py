@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from saloon.worker.errors import BuildFailed, ImageBuildError
-from saloon.worker.sandbox.images import BOT_ROOT, LABEL, build_context
+from saloon.worker.sandbox.images import BOT_ROOT, LABEL, base_image_id, build_context
 from saloon.worker.sandbox.packages import BotPackage
 from saloon.worker.sandbox.runtimes import Runtime
 
@@ -74,6 +74,7 @@ def build_version(
     step = runtime.build
     if step is None:
         raise ImageBuildError(f"{package.language} has no build step")
+    base_image_id(client, base)  # BaseImageMissing now, never a pull attempt by the build
     tag = f"saloon-bot-src:{uuid.uuid4().hex[:16]}"
     labels = {LABEL: "1", "saloon.role": "bot-build"}
     try:

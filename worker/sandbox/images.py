@@ -82,9 +82,12 @@ def base_image_id(client: Any, tag: str | None = None) -> str:
     try:
         return str(client.images.get(tag).id)
     except docker.errors.ImageNotFound:
-        raise BaseImageMissing(
-            f"the bot base image {tag} is not built: bash deploy/bot-image/build-offline.sh"
-        ) from None
+        how = (
+            "bash deploy/bot-image/build-offline.sh"
+            if tag.startswith(BASE_REPOSITORY)
+            else "bash deploy/dev.sh test builds every missing runtime image"
+        )
+        raise BaseImageMissing(f"the bot runtime image {tag} is not built: {how}") from None
 
 
 def current_bot_image(client: Any, package: BotPackage, base: str | None = None) -> str | None:
