@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import inspect
+import logging
 import re
 import tomllib
 import uuid
@@ -63,6 +64,10 @@ OVERRIDDEN = {
     "heartbeat": "(self, timeout=None, pipeline=None)",
     "teardown": "(self)",
     "_install_signal_handlers": "(self)",
+    "handle_exception": "(self, job, *exc_info)",
+    "handle_job_failure": (
+        "(self, job, queue, started_job_registry=None, exc_string='', execution=None)"
+    ),
 }
 
 #: Other RQ callables rq_internals calls outside RQ's documented API, with their parameters
@@ -109,6 +114,10 @@ MIRRORED = {
     "rq.worker.SimpleWorker.execute_job": "eae0f23110aeb280",
     "rq.worker.BaseWorker.perform_job": "1f0e40678ae519cf",
     "rq.worker.BaseWorker._finalize_success": "ef21a613e8080195",
+    "rq.worker.BaseWorker._finalize_failure": "6d1b8bd1117e9641",
+    "rq.worker.BaseWorker.handle_job_failure": "7432afe53b9f84ec",
+    "rq.worker.BaseWorker.handle_exception": "fffd9b2925ac1432",
+    "rq.worker.BaseWorker._pubsub_exception_handler": "5213e36c3b773343",
     "rq.executions.prepare_execution": "e8d5a964e2a10d0c",
     "rq.worker.BaseWorker.prepare_job_execution": "d08dd32962e3f82a",
     "rq.worker.BaseWorker.handle_job_success": "9dda7c7d3ca18ee6",
@@ -213,6 +222,8 @@ def test_the_private_and_undocumented_attributes_are_there() -> None:
     queue = Queue("rq-internals", connection=redis)
     worker = SimpleWorker([queue], connection=redis, prepare_for_work=False)
     for name in ("_state", "_stop_requested", "executions", "default_result_ttl"):
+        assert hasattr(worker, name), changed(f"the worker attribute {name}: it is gone")
+    for name in ("pubsub_thread", "max_connection_wait_time"):
         assert hasattr(worker, name), changed(f"the worker attribute {name}: it is gone")
     for name in ("last_heartbeat", "key", "job_class", "queue_class", "serializer", "log"):
         assert hasattr(worker, name), changed(f"the worker attribute {name}: it is gone")
@@ -329,6 +340,95 @@ def test_the_worker_plays_jobs_and_leaves_nothing_behind(queue: Queue) -> None:
         queue.started_job_registry.get_job_ids(cleanup=False),
     )
     assert left == ([], [], []), changed(f"a job's cycle: left queued/popped/started {left}")
+
+
+class Away(Exception):
+    """What a job below raises: the platform away (for the worker that puts it back)."""
+
+
+def away(tag: str) -> str:
+    """A job of this module that fails as if the platform were away."""
+    raise Away(tag)
+
+
+class PutsBack(PipelinedWorker):
+    def puts_back(self, job: Job, exc: BaseException | None) -> bool:
+        return isinstance(exc, Away)
+
+
+def test_a_job_failed_by_the_platform_goes_back_to_the_head_of_its_queue_unspent(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    from rq import Retry
+
+    first, second = (f"rqi-{uuid.uuid4().hex[:6]}-{k}" for k in range(2))
+    queue.enqueue(away, "a", job_id=first, retry=Retry(max=3, interval=[1, 1, 1]))
+    queue.enqueue(trivial, "b", job_id=second, result_ttl=60)
+    worker = PutsBack([queue], connection=queue.connection)
+    with caplog.at_level(logging.DEBUG, logger="rq.worker"):
+        worker.work(burst=True, max_jobs=1)
+    job = Job.fetch(first, connection=queue.connection)
+    assert job.get_status() == JobStatus.QUEUED, changed(f"a failed job's path: {job}")
+    assert job.retries_left == 3, "putting a job back spent one of its retries"
+    assert queue.get_job_ids() == [first, second], "the job did not go back to the head"
+    left = (
+        rq_internals.popped_job_ids(queue),
+        queue.started_job_registry.get_job_ids(cleanup=False),
+        queue.failed_job_registry.get_job_ids(cleanup=False),
+        queue.scheduled_job_registry.get_job_ids(cleanup=False),
+    )
+    assert left == ([], [], [], []), changed(f"a failed job's path: left {left}")
+    assert "Traceback" not in caplog.text and "Away" not in caplog.text, caplog.text
+    # A failure the worker does not claim is RQ's: a retry spent, its traceback logged.
+    worker = PipelinedWorker([queue], connection=queue.connection)
+    with caplog.at_level(logging.DEBUG, logger="rq.worker"):
+        worker.work(burst=True, max_jobs=1)
+    job = Job.fetch(first, connection=queue.connection)
+    assert (job.get_status(), job.retries_left) == (JobStatus.SCHEDULED, 2)
+    assert "Traceback" in caplog.text
+
+
+def test_the_reconnect_line_handed_to_the_worker_is_rqs() -> None:
+    from rq.worker import BaseWorker
+
+    source = inspect.getsource(BaseWorker.dequeue_job_and_maintain_ttl)
+    lost: list[str] = []
+
+    class Quiet(PipelinedWorker):
+        def on_redis_lost(self, reason: str) -> None:
+            lost.append(reason)
+
+    redis = Redis()  # never connects
+    worker = Quiet([Queue("rq-internals", connection=redis)], connection=redis)
+    quiet = rq_internals._ReconnectLines(worker)  # (not installed: a worker's work does)
+    line = rq_internals._RQ_RECONNECT_LINE + ": %s retrying in %d seconds..."
+    assert line in source, changed("the line of its dequeue loop's reconnect")
+    record = logging.LogRecord(
+        "rq.worker", logging.ERROR, __file__, 1, line, ("w", "refused", 1), None
+    )
+    assert not quiet.filter(record) and lost == ["refused"]
+    # The work loop's "unhandled exception" is handed over only when it is Redis lost.
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from rq.worker import BaseWorker as Base
+
+    line = rq_internals._RQ_UNHANDLED_LINE
+    assert repr(line) in inspect.getsource(Base.work), changed("its work loop's last resort")
+    for exc, handed in ((RedisConnectionError("gone"), True), (ValueError("bug"), False)):
+        info = (type(exc), exc, None)
+        record = logging.LogRecord("rq.worker", logging.ERROR, __file__, 1, line, ("w",), info)
+        assert quiet.filter(record) is not handed
+    assert lost == ["refused", "ConnectionError: gone"]
+
+
+def test_job_statuses_reads_what_get_status_says(queue: Queue) -> None:
+    done, waiting = (f"rqi-{uuid.uuid4().hex[:6]}-{k}" for k in range(2))
+    queue.enqueue(trivial, "d", job_id=done, result_ttl=60)
+    PipelinedWorker([queue], connection=queue.connection).work(burst=True)
+    queue.enqueue(trivial, "w", job_id=waiting)
+    found = rq_internals.job_statuses(queue.connection, [done, waiting, "rqi-none"])
+    expected = [Job.fetch(i, connection=queue.connection).get_status() for i in (done, waiting)]
+    assert found == [*expected, None], changed("where a job's status is kept")
+    assert expected == [JobStatus.FINISHED, JobStatus.QUEUED]
 
 
 def _rq_uses(path: Path) -> list[str]:

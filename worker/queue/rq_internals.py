@@ -23,9 +23,18 @@ What this module relies on, as of RQ 3.0.0:
   ``prepare_job_execution``, ``handle_job_success``, ``handle_execution_ended``,
   ``dequeue_job_and_maintain_ttl``, ``check_for_suspension``, ``set_state``,
   ``heartbeat``, ``teardown``, ``_install_signal_handlers`` (RQ's SIGINT/SIGTERM
-  handlers, ``request_stop`` then ``request_force_stop``).
+  handlers, ``request_stop`` then ``request_force_stop``), and, for a job that failed
+  only because the platform was away (:meth:`PipelinedWorker.puts_back`),
+  ``handle_exception`` and ``handle_job_failure`` (RQ calls them in that order from
+  ``_finalize_failure``, after the job's failure callback).
 * **Private** attributes and methods: ``BaseWorker._state``, ``BaseWorker._stop_requested``,
   ``Job._status``, ``Job._handle_success``.
+* **RQ's log lines**: the worker's reconnect message in its dequeue loop and its pubsub
+  thread ("could not connect to Redis instance", logger ``rq.worker``), and its work
+  loop's "found an unhandled exception" when that is Redis lost, which
+  :class:`PipelinedWorker` hands to :meth:`PipelinedWorker.on_redis_lost` instead of
+  printing it at every retry; ``max_connection_wait_time``, the longest pause between
+  those retries; ``pubsub_thread`` (redis-py's ``PubSubWorkerThread``, ``stop``).
 * **Undocumented** methods and fields: ``BaseWorker.executions``, ``default_result_ttl``,
   ``last_heartbeat``, ``key``, ``job_class``, ``serializer``, ``queue_class``, ``log``,
   ``get_heartbeat_ttl``, ``get_redis_server_version``, ``increment_successful_job_count``,
@@ -47,14 +56,17 @@ What this module relies on, as of RQ 3.0.0:
   ``rq:wip:<name>``, a sorted set of ``<job id>:<execution id>`` (an execution id is 32
   hex digits); a job is the hash ``rq:job:<id>`` (HGETALL then ``Job.restore``); the
   suspension flag ``rq:suspended`` (``rq suspend``); the queue's worker set
-  ``rq:workers:<name>``.
+  ``rq:workers:<name>``; a job's status is the ``status`` field of its hash
+  (:func:`job_statuses`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -62,6 +74,7 @@ from typing import Any
 
 from redis import Redis
 from redis.client import Pipeline
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 from rq.executions import Execution
@@ -91,6 +104,14 @@ local id = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
 if not id then return false end
 return {id, redis.call('HGETALL', ARGV[1] .. id)}
 """
+#: The longest pause (seconds) between the reconnects of RQ's dequeue loop while Redis is
+#: away (RQ's default doubles up to a minute, so a worker could idle that long after Redis
+#: came back).
+REDIS_RECONNECT_MAX_S = 4.0
+#: RQ's dequeue loop's line at each failed reconnect (RQ 3.0.0), a format string...
+_RQ_RECONNECT_LINE = "Worker %s: could not connect to Redis instance"
+#: ... and its work loop's when anything else raised, Redis lost outside the dequeue too.
+_RQ_UNHANDLED_LINE = "Worker %s: found an unhandled exception, quitting..."
 #: Put a job popped ahead back at the head of its queue, unless a keeper's rescue_popped
 #: took it out of the intermediate queue first (KEYS: queue, intermediate; ARGV: job id).
 _PUT_BACK = """
@@ -114,6 +135,12 @@ class PipelinedWorker(SimpleWorker):
     _next: tuple[Job, Queue] | None = None
     #: The ``max_jobs`` of the running work loop (the last job pops no next one).
     _max_jobs: int | None = None
+    #: RQ's dequeue loop retries a lost Redis at most this many seconds apart.
+    max_connection_wait_time = REDIS_RECONNECT_MAX_S
+    #: The job RQ is failing that :meth:`puts_back` claimed (see handle_job_failure).
+    _put_back_id: str | None = None
+    #: The id of the job this worker is running ("" between jobs).
+    current_job_id = ""
 
     def __init__(
         self,
@@ -143,12 +170,83 @@ class PipelinedWorker(SimpleWorker):
     def work(self, *args: Any, **kwargs: Any) -> bool:
         """RQ's work loop (the job it popped ahead, if any, goes back when the loop ends)."""
         self._max_jobs = kwargs.get("max_jobs")
+        _ReconnectLines.install(self)
         return bool(super().work(*args, **kwargs))
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Run the job in this process (SimpleWorker), counting it."""
         self.jobs_played += 1
-        super().execute_job(job, queue)
+        self.current_job_id = job.id
+        try:
+            super().execute_job(job, queue)
+        finally:
+            self.current_job_id = ""
+
+    # -- hooks of subclasses (Saloon's own methods, not RQ's) ----------------------------
+
+    def puts_back(self, job: Job, exc: BaseException | None) -> bool:
+        """Whether ``job``, which raised ``exc``, failed only because the platform was away:
+        then it goes back to the head of its queue, no retry spent, and RQ neither logs
+        its traceback nor records a failure. Called once the job's failure callback ran.
+        None here: every failure is RQ's."""
+        del job, exc
+        return False
+
+    def before_dequeue(self) -> None:
+        """Called before each dequeue (a subclass may wait here for the platform)."""
+
+    def on_redis_lost(self, reason: str) -> None:
+        """RQ's dequeue loop lost Redis and retries (at most REDIS_RECONNECT_MAX_S apart):
+        called at each failed reconnect, in place of RQ's own log line."""
+        self.log.warning("Worker %s: Redis is away (%s); reconnecting", self.name, reason)
+
+    def release_popped(self) -> None:
+        """Put the job popped ahead (not started) back at the head of its queue."""
+        popped, self._next = self._next, None
+        if popped is not None:
+            job, queue = popped
+            with contextlib.suppress(RedisError):
+                self.connection.eval(_PUT_BACK, 2, queue.key, queue.intermediate_queue_key, job.id)
+
+    # -- a job that failed --------------------------------------------------------------
+
+    def handle_exception(self, job: Job, *exc_info: Any) -> None:
+        """RQ's logging of a failed job's traceback (and its exception handlers), unless
+        :meth:`puts_back` claims the job: then nothing is logged here."""
+        exc = exc_info[1] if len(exc_info) > 1 else None
+        if self.puts_back(job, exc):
+            self._put_back_id = job.id
+            return
+        self._put_back_id = None
+        super().handle_exception(job, *exc_info)
+
+    def handle_job_failure(
+        self,
+        job: Job,
+        queue: Queue,
+        started_job_registry: StartedJobRegistry | None = None,
+        exc_string: str = "",
+        execution: Execution | None = None,
+    ) -> None:
+        """RQ's failure of a job (a retry spent, or failed for good), unless
+        :meth:`puts_back` claimed it: then its execution is cleaned up and the job goes
+        back to the head of its queue, QUEUED, its retries untouched, in one transaction.
+        With Redis away too, it stays where it is (the keepers find it: a dead worker's
+        job is reaped; a job Redis lost is enqueued again from the store)."""
+        if self._put_back_id != job.id:
+            super().handle_job_failure(job, queue, started_job_registry, exc_string, execution)
+            return
+        self._put_back_id = None
+        try:
+            with self.connection.pipeline() as pipe:
+                pipe.multi()  # explicit: enqueue_job asks for it and refuses it later
+                self.cleanup_execution(job, pipeline=pipe, execution=execution)
+                queue.enqueue_job(job, pipeline=pipe, at_front=True)
+                pipe.execute()
+        except RedisError as exc:
+            self.on_redis_lost(f"{type(exc).__name__}: {exc}")
+            return
+        release_slot(job)
 
     def prepare_execution(self, job: Job) -> Execution:
         """RQ's execution record (started registry, worker BUSY), not sent yet: it goes in
@@ -263,7 +361,9 @@ class PipelinedWorker(SimpleWorker):
     def dequeue_job_and_maintain_ttl(
         self, timeout: int | None, max_idle_time: int | None = None
     ) -> tuple[Job, Queue] | None:
-        """The job the last one's finishing transaction popped, else RQ's dequeue."""
+        """The job the last one's finishing transaction popped, else RQ's dequeue (after
+        :meth:`before_dequeue`)."""
+        self.before_dequeue()
         popped, self._next = self._next, None
         if popped is None:
             return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
@@ -274,13 +374,16 @@ class PipelinedWorker(SimpleWorker):
 
     def teardown(self) -> None:
         """RQ's end of the work loop; a job popped ahead and not started goes back to the
-        head of its queue (else the keepers' rescue_popped would, after a few seconds)."""
-        popped, self._next = self._next, None
-        if popped is not None:
-            job, queue = popped
-            with contextlib.suppress(RedisError):
-                self.connection.eval(_PUT_BACK, 2, queue.key, queue.intermediate_queue_key, job.id)
-        super().teardown()  # type: ignore[no-untyped-call]
+        head of its queue (else the keepers' rescue_popped would, after a few seconds).
+        RQ's pubsub thread is stopped even when Redis is away (RQ's teardown fails then
+        before it stops the thread, which lived on, reconnecting every 2 s for ever)."""
+        self.release_popped()
+        try:
+            super().teardown()  # type: ignore[no-untyped-call]
+        finally:
+            thread = self.pubsub_thread
+            if thread is not None and thread.is_alive():
+                thread.stop()
 
     def check_for_suspension(self, burst: bool) -> None:
         """RQ's check for ``rq suspend``; a fresh reading from the last job's finishing
@@ -296,10 +399,14 @@ class PipelinedWorker(SimpleWorker):
         RQ writes the job's ``last_heartbeat`` field alone here (informational: RQ 3 no
         longer extends the started registry with it); a finished job is saved with the
         field right after, in the transaction that finishes it. A failing job (RQ calls
-        this inside its ``except``) keeps RQ's own write.
+        this inside its ``except``) keeps RQ's own write; with Redis away too, the rest of
+        the failure's handling still runs (the job's callback, :meth:`puts_back`).
         """
         if sys.exc_info()[1] is not None:
-            super().handle_execution_ended(job, queue, heartbeat_ttl)
+            try:
+                super().handle_execution_ended(job, queue, heartbeat_ttl)
+            except RedisError as exc:
+                self.on_redis_lost(f"{type(exc).__name__}: {exc}")
             return
         job.ended_at = now()
         job.last_heartbeat = job.ended_at
@@ -342,6 +449,57 @@ class PipelinedWorker(SimpleWorker):
         if self._state_unsaved:
             pipeline.hset(self.key, "state", self._state)
             self._state_unsaved = False
+
+
+class _ReconnectLines(logging.Filter):
+    """Hands RQ's "could not connect to Redis instance" lines (one per reconnect of its
+    dequeue loop, and every 2 s from its pubsub thread), and its work loop's traceback
+    when Redis was lost outside the dequeue, to the latest worker's
+    :meth:`PipelinedWorker.on_redis_lost` instead. One filter a process, on RQ's worker
+    logger (a worker object that Redis's loss ended may still say it from a thread)."""
+
+    _installed: _ReconnectLines | None = None
+    _lock = threading.Lock()
+
+    def __init__(self, worker: PipelinedWorker) -> None:
+        super().__init__()
+        self.worker = worker
+
+    @classmethod
+    def install(cls, worker: PipelinedWorker) -> None:
+        """Route the lines to ``worker`` from now on."""
+        with cls._lock:
+            if cls._installed is None:
+                cls._installed = cls(worker)
+                worker.log.addFilter(cls._installed)
+            cls._installed.worker = worker
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not isinstance(record.msg, str):
+            return True
+        if record.msg.startswith(_RQ_RECONNECT_LINE):
+            args = record.args if isinstance(record.args, tuple) else ()
+            self.worker.on_redis_lost(str(args[1]) if len(args) > 1 else record.getMessage())
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        if record.msg == _RQ_UNHANDLED_LINE and isinstance(exc, RedisConnectionError):
+            # Redis lost between jobs: the worker restarts (saloon.worker.queue.worker);
+            # the outage is the worker's one line, not this traceback.
+            self.worker.on_redis_lost(f"{type(exc).__name__}: {exc}")
+            return False
+        return True
+
+
+def job_statuses(redis: Redis, job_ids: Sequence[str]) -> list[str | None]:
+    """The status of each job of ``job_ids`` as Redis holds it (None: no such job), in one
+    round trip (a field of each job's hash; Job.fetch would read the whole hash)."""
+    if not job_ids:
+        return []
+    with redis.pipeline(transaction=False) as pipe:
+        for job_id in job_ids:
+            pipe.hget(Job.key_for(job_id), "status")
+        found = pipe.execute()
+    return [None if s is None else (s.decode() if isinstance(s, bytes) else str(s)) for s in found]
 
 
 def drop_started(queue: Queue, job_id: str) -> int:
