@@ -2,8 +2,11 @@
 
 :func:`run_match` is the whole job; :func:`match_job` is its RQ entry point (the spec as
 JSON, the store URL). Bot faults are inside the record, so they never fail a job; what
-fails a job is infrastructure (the store unreachable, a sandbox that cannot start), and
-RQ retries it with backoff (saloon.worker.queue.season_queue). Recording is idempotent by
+fails a job is infrastructure, and never counts against the match: a job that failed
+only because the store was away (:func:`platform_away`) goes back to its queue, no retry
+spent, and its worker waits for the store (saloon.worker.queue.worker, outages); any
+other (a sandbox that cannot start, a timeout) RQ retries with backoff
+(saloon.worker.queue.season_queue). Recording is idempotent by
 match id (``Store.record_results`` writes each once), so a retried or duplicated job changes
 nothing.
 """
@@ -19,7 +22,7 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Any
 
-from saloon.worker.errors import BotRefError, SeasonSpecError, WorkerError
+from saloon.worker.errors import BotRefError, SeasonSpecError, StoreUnavailable, WorkerError
 from saloon.worker.logs import log_context
 from saloon.worker.queue.defaults import WORKER_GC_THRESHOLD
 from saloon.worker.seasons.play import StoredResolver, play_spec
@@ -349,6 +352,13 @@ def match_job(spec_json: dict[str, Any], store_url: str) -> str:
     return outcome.value
 
 
+def platform_away(exc: BaseException | None) -> bool:
+    """True when a job's ``exc`` says only that the platform was away (the store could
+    not be reached): the job goes back to the queue as it was, no retry spent, and the
+    store is not marked (it is what failed)."""
+    return isinstance(exc, StoreUnavailable)
+
+
 def on_match_failure(
     job: Any,
     connection: Any,
@@ -357,8 +367,11 @@ def on_match_failure(
     tb: TracebackType | None,
 ) -> None:
     """RQ failure callback (every failed attempt): the store shows QUEUED while retries are
-    left, FAILED once they are spent."""
+    left, FAILED once they are spent. Nothing for a job that failed only because the
+    store was away: it goes back to the queue, no attempt spent (see :func:`platform_away`)."""
     del connection, tb
+    if platform_away(exc):
+        return
     retrying = bool(job.retries_left and job.retries_left > 0)
     status = MatchStatus.QUEUED if retrying else MatchStatus.FAILED
     name = exc_type.__name__ if exc_type is not None else "failure"

@@ -54,6 +54,7 @@ from saloon.worker.queue.rq_internals import (
     drop_started,
     due_job_ids,
     first_seen,
+    job_statuses,
     popped_job_ids,
     queue_keys,
     retry_or_fail,
@@ -78,6 +79,11 @@ FAILURE_TTL_S = 7 * 24 * 3600
 #: A worker's alive key lives this long; the worker refreshes it every second.
 ALIVE_TTL_S = 5
 ALIVE_PREFIX = "saloon:alive:"
+PLAYING_PREFIX = "saloon:playing:"
+#: The statuses of a job that will still run: it holds its matches.
+LIVE_STATUSES = frozenset(
+    {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
+)
 #: A job per match.
 ONE_A_JOB = JobLayout()
 
@@ -95,6 +101,12 @@ def connect(url: str) -> Redis:
 def alive_key(worker_name: str) -> str:
     """The Redis key that says worker ``worker_name`` is alive (expires when it is not)."""
     return ALIVE_PREFIX + worker_name
+
+
+def playing_key(worker_name: str) -> str:
+    """The Redis key that names the job worker ``worker_name`` is running ("" between
+    jobs); written with its alive key, every second."""
+    return PLAYING_PREFIX + worker_name
 
 
 @dataclass(frozen=True)
@@ -232,21 +244,39 @@ class SeasonQueue:
 
     def missing(self, job_ids: Sequence[str]) -> list[str]:
         """The ids among ``job_ids`` of which Redis holds no job at all (one round trip)."""
-        if not job_ids:
-            return []
-        with self.redis.pipeline(transaction=False) as pipe:
-            for job_id in job_ids:
-                pipe.exists(Job.key_for(job_id))
-            held = pipe.execute()
-        return [job_id for job_id, there in zip(job_ids, held, strict=True) if not there]
+        return [job_id for job_id, status in self.not_live(job_ids).items() if status is None]
+
+    def not_live(self, job_ids: Sequence[str]) -> dict[str, str | None]:
+        """The ids among ``job_ids`` whose job will not run: absent from Redis (None), or
+        over (its status: failed for good, finished, stopped, cancelled); a job queued,
+        started, or waiting for a retry or a dependency is live (one round trip)."""
+        statuses = job_statuses(self.redis, job_ids)
+        return {
+            job_id: status
+            for job_id, status in zip(job_ids, statuses, strict=True)
+            if status not in LIVE_STATUSES
+        }
 
     def alive(self, worker_names: Sequence[str]) -> set[str]:
         """The names among ``worker_names`` whose alive key exists (one round trip)."""
+        return set(self.playing(worker_names))
+
+    def playing(self, worker_names: Sequence[str]) -> dict[str, str | None]:
+        """The live workers among ``worker_names`` (their alive key exists), each with the
+        id of the job it is running ("" between jobs; None: it does not say, a worker
+        older than the key), in one round trip."""
         names = sorted(set(worker_names))
         if not names:
-            return set()
-        found = self.redis.mget([alive_key(n) for n in names])
-        return {n for n, value in zip(names, found, strict=True) if value is not None}
+            return {}
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.mget([alive_key(n) for n in names])
+            pipe.mget([playing_key(n) for n in names])
+            alive, jobs = pipe.execute()
+        return {
+            n: None if job is None else (job.decode() if isinstance(job, bytes) else str(job))
+            for n, there, job in zip(names, alive, jobs, strict=True)
+            if there is not None
+        }
 
     def running(self, season_id: str) -> list[str]:
         """Ids of the season's matches being played right now."""

@@ -17,13 +17,21 @@ kept other ways:
   upkeep (registry cleaning every ``maintenance_interval``) runs in RQ's loop as ever;
 * **the store is the truth**: every REQUEUE_EVERY_S one keeper per queue (a Redis lock)
   enqueues again what the running seasons of its stores (``--store``, and every store a
-  job named) say is pending and no queue holds (saloon.worker.seasons.run.requeue_lost):
-  a Redis restarted without persistence loses the jobs, not the season;
+  job named) say is pending and no live job holds (saloon.worker.seasons.run.requeue_lost):
+  a Redis restarted without persistence loses the jobs, not the season, and a job RQ
+  failed for good while the store was away is enqueued again; the same look settles a
+  running season with nothing left to play (done or failed);
+* **the platform's outages** (saloon.worker.queue.outages): a job that failed only
+  because the store was away goes back to the head of its queue, no retry spent, and the
+  worker takes no job until the store answers (asked with a bounded backoff); each
+  outage of the store or of Redis is one line in the log when it starts and one when it
+  is over;
 * **restart after N jobs** (``--max-jobs``, default :data:`DEFAULT_MAX_JOBS`): the worker
   then re-executes itself as a fresh process, so nothing a job leaks (memory, threads,
   file descriptors) outlives N matches;
-* **Redis blips**: RQ's dequeue loop reconnects with backoff; an error outside it restarts
-  the worker object after a pause (the abandoned job is reaped and retried);
+* **Redis blips**: RQ's dequeue loop reconnects with backoff (at most
+  rq_internals.REDIS_RECONNECT_MAX_S apart); an error outside it restarts the worker
+  object after a pause (the abandoned job is reaped and retried);
 * **stopping**: SIGTERM / SIGINT stop the worker at once when it is idle, after its match
   when it is playing one (RQ's warm shutdown; a second signal: cold), and at once while
   Redis is away (the restart loop never restarts a worker asked to stop).
@@ -47,17 +55,28 @@ from typing import Any
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue
+from rq.job import Job
 
 from saloon.referee.shown import log_to_stderr
+from saloon.worker.errors import StoreUnavailable, WorkerError
 from saloon.worker.logs import configure_logging, set_log_context
 from saloon.worker.queue.defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE, add_worker_arguments
-from saloon.worker.queue.jobs import close_stores, open_store_urls, store_for, warm_up
+from saloon.worker.queue.jobs import (
+    WARM_UP_MATCH_ID,
+    close_stores,
+    open_store_urls,
+    platform_away,
+    store_for,
+    warm_up,
+)
+from saloon.worker.queue.outages import PROBE_FIRST_S, PROBE_MAX_S, REDIS, STORE, Outages
 from saloon.worker.queue.rq_internals import PipelinedWorker
 from saloon.worker.queue.season_queue import (
     ALIVE_TTL_S,
     SeasonQueue,
     alive_key,
     connect,
+    playing_key,
     promote_due,
     reap_abandoned,
     rescue_popped,
@@ -80,6 +99,8 @@ REQUEUE_LOCK_PREFIX = "saloon:requeue:"
 RESTART_PAUSE_S = 1.0
 #: Seconds a worker blocks waiting for a job before it looks around (the worker's TTL - 15).
 WORKER_TTL_S = 30
+#: While it waits for the store, a worker refreshes RQ's heartbeat this often (seconds).
+HEARTBEAT_PAUSE_S = 1.0
 
 
 class StopRequested(Exception):
@@ -122,12 +143,79 @@ class MatchWorker(PipelinedWorker):
     """A non-forking RQ worker with an alive key and a reaper (see the module docstring)."""
 
     def __init__(
-        self, queues: Sequence[Queue], connection: Redis, store_url: str | None = None, **kw: Any
+        self,
+        queues: Sequence[Queue],
+        connection: Redis,
+        store_url: str | None = None,
+        outages: Outages | None = None,
+        redis_url: str = "",
+        **kw: Any,
     ) -> None:
         super().__init__(queues, connection=connection, worker_ttl=WORKER_TTL_S, **kw)
         self._store_url = store_url
+        self._redis_url = redis_url
         self._keeper_stop = threading.Event()
         self._keeper: threading.Thread | None = None
+        #: The outages of the store and Redis this process lives through (kept across
+        #: the restarts of the worker object).
+        self.outages = outages if outages is not None else Outages(log)
+        self.outages.who = f"worker {self.name}"
+
+    # -- the platform away ----------------------------------------------------------------
+
+    def puts_back(self, job: Job, exc: BaseException | None) -> bool:
+        """A job that failed only because the store was away goes back to the queue (no
+        retry spent) and the store counts as away until it answers (before_dequeue)."""
+        if not platform_away(exc):
+            return False
+        url = resolve_url(str(job.args[1])) if len(job.args) > 1 else ""
+        self.outages.away(STORE, url, f"{type(exc).__name__}: {exc}", put_back=1)
+        return True
+
+    def before_dequeue(self) -> None:
+        """Take no job while a store is away: ask it again after PROBE_FIRST_S, twice as
+        long each time, at most PROBE_MAX_S apart, until it answers (the job popped ahead,
+        if any, goes back to the queue meanwhile). RQ's stop signals end the wait."""
+        urls = self.outages.urls_away(STORE)
+        if not urls:
+            return
+        pause = PROBE_FIRST_S
+        if any(self.outages.flapping(STORE, url) for url in urls):
+            # It failed again right after it answered (it takes connections but cannot
+            # write?): the longest pause before each try, not a job a moment.
+            self.release_popped()
+            self._pause(PROBE_MAX_S)
+        while urls := self.outages.urls_away(STORE):
+            for url in urls:
+                if self._store_answers(url):
+                    self.outages.back(STORE, url)
+            if not self.outages.urls_away(STORE):
+                return
+            self.release_popped()
+            self._pause(pause)
+            pause = min(pause * 2, PROBE_MAX_S)
+
+    def _store_answers(self, url: str) -> bool:
+        try:
+            store_for(url).scheduled_match(WARM_UP_MATCH_ID)  # one light read
+        except Exception as exc:  # away still (StoreUnavailable), or worse: ask again later
+            self.outages.away(STORE, url, f"{type(exc).__name__}: {exc}")
+            return False
+        return True
+
+    def _pause(self, seconds: float) -> None:
+        """Wait ``seconds``, keeping RQ's heartbeat (a signal's StopRequested ends it)."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, HEARTBEAT_PAUSE_S))
+            try:
+                self.heartbeat()
+            except RedisError as exc:
+                self.outages.away(REDIS, self._redis_url, f"{type(exc).__name__}: {exc}")
+
+    def on_redis_lost(self, reason: str) -> None:
+        """RQ's dequeue loop lost Redis: one line for the outage, not one per reconnect."""
+        self.outages.away(REDIS, self._redis_url, reason)
 
     def start_keeper(self) -> None:
         """Start the keeper thread (alive key, abandoned jobs, due retries)."""
@@ -141,7 +229,7 @@ class MatchWorker(PipelinedWorker):
         if self._keeper is not None:
             self._keeper.join(5)
         with contextlib.suppress(RedisError):
-            self.connection.delete(alive_key(self.name))
+            self.connection.delete(alive_key(self.name), playing_key(self.name))
 
     def _keep(self) -> None:
         swept = requeued = time.monotonic()
@@ -156,7 +244,6 @@ class MatchWorker(PipelinedWorker):
 
     def _requeue(self) -> None:
         """Enqueue again the pending matches no queue holds (one keeper per queue)."""
-        from saloon.worker.errors import WorkerError
         from saloon.worker.seasons.run import requeue_lost
 
         urls = set(open_store_urls())
@@ -171,9 +258,17 @@ class MatchWorker(PipelinedWorker):
                     continue  # another worker's keeper looks this time
                 season_queue = SeasonQueue(self.connection, queue.name)
                 for url in sorted(urls):
-                    if added := requeue_lost(store_for(url), season_queue, url):
+                    try:
+                        added = requeue_lost(store_for(url), season_queue, url)
+                    except StoreUnavailable as exc:  # the work loop waits for it too
+                        self.outages.away(STORE, url, f"{type(exc).__name__}: {exc}")
+                        continue
+                    self.outages.back(STORE, url)
+                    if added:
                         log.warning("worker %s: %d lost matches enqueued again", self.name, added)
-            except (RedisError, WorkerError) as exc:  # away for a moment: next time
+            except RedisError as exc:  # away for a moment: next time
+                self.outages.away(REDIS, self._redis_url, f"{type(exc).__name__}: {exc}")
+            except WorkerError as exc:
                 log.warning("worker %s: re-enqueueing lost matches: %s", self.name, exc)
             except Exception:
                 log.exception("worker %s: re-enqueueing lost matches failed", self.name)
@@ -192,14 +287,18 @@ class MatchWorker(PipelinedWorker):
 
     def _keep_once(self) -> None:
         try:
-            self.connection.set(alive_key(self.name), os.getpid(), ex=ALIVE_TTL_S)
+            with self.connection.pipeline(transaction=False) as pipe:
+                pipe.set(alive_key(self.name), os.getpid(), ex=ALIVE_TTL_S)
+                pipe.set(playing_key(self.name), self.current_job_id, ex=ALIVE_TTL_S)
+                pipe.execute()
+            self.outages.back(REDIS, self._redis_url)
             for queue in self.queues:
                 for job_id in reap_abandoned(queue):
                     log.warning("worker %s: re-enqueued abandoned match %s", self.name, job_id)
                 rescue_popped(queue)
                 promote_due(queue)
         except RedisError as exc:  # Redis is away: RQ's loop waits for it, so do we
-            log.warning("worker %s: keeper: %s", self.name, exc)
+            self.outages.away(REDIS, self._redis_url, f"{type(exc).__name__}: {exc}")
         except Exception:  # never let the keeper die quietly
             log.exception("worker %s: keeper round failed", self.name)
 
@@ -225,14 +324,21 @@ def run_worker(
 
     stop = _StopFlag()
     stop.install_outside()
+    outages = Outages(log)
     try:
         warm_up(store_url)
         while not stop.event.is_set():
             try:
                 redis = connect(redis_url)
+                outages.back(REDIS, redis_url)
                 queues = [Queue(name, connection=redis) for name in queue_names]
                 worker = MatchWorker(
-                    queues, connection=redis, store_url=store_url, on_stop_signal=stop.set
+                    queues,
+                    connection=redis,
+                    store_url=store_url,
+                    outages=outages,
+                    redis_url=redis_url,
+                    on_stop_signal=stop.set,
                 )
                 set_log_context(worker=worker.name)
                 worker.start_keeper()
@@ -247,7 +353,8 @@ def run_worker(
                     break  # asked to stop while Redis is away: stop, do not retry
                 if isinstance(exc, QueueUnavailable) and burst:
                     raise
-                log.warning("worker: %s; retrying in %.0f s", exc, RESTART_PAUSE_S)
+                # One line for the outage (not one a restart); the next connect ends it.
+                outages.away(REDIS, redis_url, f"{type(exc).__name__}: {exc}")
                 stop.event.wait(RESTART_PAUSE_S)
                 continue
             if stop.event.is_set() or burst or jobs_done < max_jobs or restart is None:

@@ -281,7 +281,8 @@ def _print_progress(p: Any, out: TextIO) -> None:
     if p.unqueued:
         out.write(
             f"season {p.season_id}: {p.unqueued} pending matches are queued nowhere (Redis "
-            "lost their jobs); a worker's keeper or the server enqueues them again within "
+            "lost their jobs, or failed them while the store was away); a worker's keeper "
+            "or the server enqueues them again within "
             f"a minute, `saloon season start {p.season_id}` does it now\n"
         )
 

@@ -123,38 +123,66 @@ PENDING = (MatchStatus.PENDING, MatchStatus.QUEUED, MatchStatus.RUNNING)
 
 
 def lost_matches(store: Store, queue: SeasonQueue, season: SeasonRow) -> list[MatchState]:
-    """The season's matches the store says are still to be played but no queue holds:
-    no job in Redis (a Redis without persistence restarted, a flushed queue), and not
-    being played (a RUNNING match counts as played while its claiming worker is alive).
-    Two light queries of the store, two round trips to Redis."""
-    rows = store.match_states(season.season_id, PENDING)
+    """The season's matches the store says are still to be played but no live job holds:
+    their job is absent from Redis (a Redis without persistence restarted, a flushed
+    queue) or over (RQ failed it for good without the store knowing: the store was away
+    when its retries were spent; finished, stopped, cancelled), and they are not being
+    played: a RUNNING match whose job is absent counts as played while its claiming
+    worker is alive and running that job (a worker that lost the job's run, alive and
+    idle, plays it no more). Two light queries of the store, two round trips to Redis."""
+    return _lost(store, queue, season, store.match_states(season.season_id, PENDING))
+
+
+def _lost(
+    store: Store, queue: SeasonQueue, season: SeasonRow, rows: list[MatchState]
+) -> list[MatchState]:
     if not rows:
         return []
     layout = job_layout(store, season)
     holders = {r.match_id: match_id(season.season_id, layout.first_of_job(r.index)) for r in rows}
-    gone = set(queue.missing(sorted(set(holders.values()))))
-    lost = [r for r in rows if holders[r.match_id] in gone]
-    claimers = [r.detail for r in lost if r.status is MatchStatus.RUNNING and r.detail]
-    alive = queue.alive(claimers)
-    return [r for r in lost if not (r.status is MatchStatus.RUNNING and r.detail in alive)]
+    over = queue.not_live(sorted(set(holders.values())))
+    lost = [r for r in rows if holders[r.match_id] in over]
+    claimers = [
+        r.detail
+        for r in lost
+        if r.status is MatchStatus.RUNNING and r.detail and over[holders[r.match_id]] is None
+    ]
+    playing = queue.playing(claimers)
+
+    def being_played(r: MatchState) -> bool:
+        if r.status is not MatchStatus.RUNNING or over[holders[r.match_id]] is not None:
+            return False  # not claimed, or its job is over: no one plays it
+        if r.detail not in playing:
+            return False  # its claimer is gone
+        job = playing[r.detail]
+        return job is None or job == holders[r.match_id]  # None: a worker that does not say
+
+    return [r for r in lost if not being_played(r)]
 
 
 def requeue_lost(store: Store, queue: SeasonQueue, store_url: str) -> int:
     """Enqueue again what the store says is pending in the running seasons started on this
-    queue and no queue holds (the store is the truth; Redis only carries jobs); how many.
+    queue and no live job holds (the store is the truth; Redis only carries jobs; see
+    :func:`lost_matches`); how many. A running season with nothing left to play is
+    settled here (done, or failed if a match failed), so that its status does not wait
+    for someone to read its progress.
 
     Workers' keepers (saloon.worker.queue.worker) and ``saloon serve`` run it every 10 s,
-    so a season whose jobs Redis lost completes with no one running ``start``.
-    A look costs one query for the running seasons and one light query each (their specs
-    are read only when some of their matches are lost).
+    so a season whose jobs Redis lost, or RQ failed while the store was away, completes
+    with no one running ``start``. A look costs one query for the running seasons and one
+    light query each (their specs are read only when some of their matches are lost).
     """
     added = 0
     for season in store.seasons_on_queue(queue.queue.name, SeasonStatus.RUNNING):
-        lost = {r.match_id for r in lost_matches(store, queue, season)}
+        rows = store.match_states(season.season_id, PENDING)
+        if not rows:
+            settle(store, season.season_id)
+            continue
+        lost = {r.match_id for r in _lost(store, queue, season, rows)}
         if not lost:
             continue
-        rows = store.scheduled(season.season_id, PENDING)
-        specs = [MatchSpec.from_json(r.spec) for r in rows if r.match_id in lost]
+        scheduled = store.scheduled(season.season_id, PENDING)
+        specs = [MatchSpec.from_json(r.spec) for r in scheduled if r.match_id in lost]
         enq = queue.enqueue(
             specs,
             store_url,
@@ -169,6 +197,21 @@ def requeue_lost(store: Store, queue: SeasonQueue, store_url: str) -> int:
             )
         added += enq.added
     return added
+
+
+def settle(store: Store, season_id: str) -> SeasonStatus | None:
+    """Settle a created or running season with no match left to play: DONE, or FAILED
+    when a match failed (``start`` again retries those); its new status, or None when it
+    is left as it is. Idempotent."""
+    row = store.season(season_id)
+    if row is None or row.status not in (SeasonStatus.CREATED, SeasonStatus.RUNNING):
+        return None
+    counts = store.progress(season_id)
+    if counts.remaining:
+        return None
+    status = SeasonStatus.FAILED if counts.count(MatchStatus.FAILED) else SeasonStatus.DONE
+    store.set_season_status(season_id, status)
+    return status
 
 
 def _recorded(store: Store, match_id: str) -> bool:
