@@ -72,6 +72,26 @@ ensure_chromium() {
   fi
 }
 
+# The outage tests crash a private PostgreSQL cluster of their own (initdb + pg_ctl, as
+# the postgres user when root): install the server programs when missing (as root with
+# apt-get only, and without creating or starting Debian's default cluster; elsewhere those
+# tests skip loudly, or fail under CI).
+ensure_postgres_server() {
+  if command -v pg_ctl >/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    return
+  fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing the PostgreSQL server programs with apt-get (the outage tests)"
+    mkdir -p /etc/postgresql-common
+    [ -e /etc/postgresql-common/createcluster.conf ] ||
+      echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      -o Dpkg::Options::=--force-confold postgresql >/dev/null
+  else
+    log "no pg_ctl and not root: the database outage tests will skip (fail under CI=true)"
+  fi
+}
+
 redis_answers() {
   .venv/bin/python - <<'PY' 2>/dev/null
 import socket
@@ -184,6 +204,7 @@ run_tests() {
   ensure_platform_image
   ensure_kit_images
   ensure_chromium
+  ensure_postgres_server
   log "ruff"
   .venv/bin/ruff check .
   .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --check .; exit 1; }

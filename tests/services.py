@@ -1,6 +1,7 @@
 """Real services the integration tests need: Redis, PostgreSQL, a Docker engine, and a
 headless browser (chromium) for the HTML pages; and what some tests need of the machine:
-the redis-server binary (a private Redis), root, PID namespaces (the process sandbox).
+the redis-server binary (a private Redis), PostgreSQL's initdb and pg_ctl (a private
+cluster, crashed on purpose), root, PID namespaces (the process sandbox).
 
 A test that needs one calls :func:`require` (or uses the fixtures in ``tests/conftest.py``).
 On a laptop without the service the test is skipped with a loud reason; under ``CI=true``
@@ -98,6 +99,43 @@ def _redis_server_here() -> str | None:
     return None
 
 
+def postgres_bindir() -> str | None:
+    """The folder of PostgreSQL's server programs (initdb, pg_ctl): on PATH, or Debian's
+    /usr/lib/postgresql/<version>/bin (the newest), or None."""
+    import glob
+
+    if path := shutil.which("pg_ctl"):
+        return os.path.dirname(path)
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=_version_key)
+    return os.path.dirname(found[-1]) if found else None
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    version = path.split("/")[-3]
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+#: The unprivileged user a private PostgreSQL cluster runs as when the tests run as root
+#: (PostgreSQL refuses root).
+POSTGRES_OS_USER = "postgres"
+
+
+def _postgres_server_here() -> str | None:
+    if postgres_bindir() is None:
+        return (
+            "no initdb/pg_ctl for a private PostgreSQL (Debian: apt-get install postgresql; "
+            "looked on PATH and in /usr/lib/postgresql/*/bin)"
+        )
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam(POSTGRES_OS_USER)
+        except KeyError:
+            return f"running as root and no {POSTGRES_OS_USER!r} user to run PostgreSQL as"
+    return None
+
+
 def _root() -> str | None:
     return None if os.geteuid() == 0 else f"the tests run as uid {os.geteuid()}, not root"
 
@@ -116,6 +154,7 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "docker": _docker_answers,
     "chromium": _chromium_runs,
     "redis-server": _redis_server_here,
+    "postgres-server": _postgres_server_here,
     "root": _root,
     "pid-namespace": _pid_namespace,
 }
@@ -123,8 +162,8 @@ _cache: dict[str, str | None] = {}
 
 
 def missing(service: str) -> str | None:
-    """Why ``service`` (redis, postgres, docker, chromium, redis-server, root,
-    pid-namespace) is unusable, or None if it works."""
+    """Why ``service`` (redis, postgres, docker, chromium, redis-server, postgres-server,
+    root, pid-namespace) is unusable, or None if it works."""
     if service not in _cache:
         _cache[service] = _CHECKS[service]()
     return _cache[service]

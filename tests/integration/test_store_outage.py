@@ -1,0 +1,314 @@
+"""The platform's own outages heal by themselves and cost no match anything (issue 31).
+
+A private PostgreSQL cluster crashed mid-season with ``pg_ctl stop -m immediate`` and
+kept down longer than every retry window, then started again; the same with the private
+Redis (without persistence: it comes back empty) down at the same time. Two real
+``saloon worker`` processes, a 60-match Seas of Strife season of slow path bots (one
+match a job). The season completes after the restart, every match recorded once, no
+fault charged, no retry spent, and each worker logs the outage in a line or two, not a
+traceback per job. And the keepers' part alone: a match the store says is pending whose
+job RQ failed for good (the store away when its retries were spent) is enqueued again,
+and a season with nothing left to play is settled without anyone reading its progress.
+Every wait is bounded; every process is started and stopped by pid.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from rq.job import Job
+
+from saloon.worker.queue.outages import PROBE_MAX_S
+from saloon.worker.queue.season_queue import (
+    ALIVE_TTL_S,
+    JOB_RETRIES,
+    RETRY_INTERVALS_S,
+    SeasonQueue,
+    connect,
+)
+from saloon.worker.queue.worker import REQUEUE_EVERY_S
+from saloon.worker.seasons.run import (
+    LOCAL_ATTEMPTS,
+    LOCAL_BACKOFF_S,
+    create,
+    start,
+)
+from saloon.worker.store.rows import MatchStatus, SeasonStatus
+from saloon.worker.store.store import Store
+
+from .season_fixtures import (
+    PrivatePostgres,
+    PrivateRedis,
+    Workers,
+    pg_url,
+    private_redis,
+    queue_name,
+    workers,
+)
+from .test_season_failures import private_slow_bot, recorded_once, season
+
+__all__ = ["pg_url", "private_redis", "queue_name", "workers"]
+
+#: Every window within which something retries a failed job or match and then gives up
+#: (seconds): RQ's retries of a job, the in-process run's, a dead worker's alive key, the
+#: keepers' look for lost matches.
+RETRY_WINDOWS = {
+    "RQ retries of a job": sum(RETRY_INTERVALS_S),
+    "the local run's retries": LOCAL_BACKOFF_S * (2 ** (LOCAL_ATTEMPTS - 1) - 1),
+    "a worker's alive key": ALIVE_TTL_S,
+    "the keepers' look for lost matches": REQUEUE_EVERY_S,
+}
+#: The outage: longer than every retry window (the issue's was 40 s).
+OUTAGE_S = max(40.0, max(RETRY_WINDOWS.values()) + 2 * PROBE_MAX_S)
+#: After the restart the season completes within this long (the workers ask the store
+#: again at most PROBE_MAX_S apart; ~55 matches of ~0.3 s on 2 workers; the keepers look
+#: for lost jobs every REQUEUE_EVERY_S and settle the season).
+HEAL_S = 60.0
+MATCHES = 60
+#: Before the crash: this many matches recorded.
+BEFORE = 5
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivatePostgres]:
+    pg = PrivatePostgres()
+    try:
+        pg.start()
+        yield pg
+    finally:
+        pg.remove()
+
+
+def _season(store_url: str, redis: PrivateRedis, queue: str, tmp_path: Path) -> str:
+    sid = f"o{uuid.uuid4().hex[:6]}"
+    # Half the matches seat the slow path bot (~0.3 s a match on a quiet machine).
+    slow = str(private_slow_bot(tmp_path))
+    players = (
+        slow,
+        "house:random",
+        "house:greedy",
+        "house:random#2",
+        "house:greedy#2",
+        "house:random#3",
+    )
+    with Store.open(store_url) as store:
+        specs = create(store, season(sid, players))
+        assert len(specs) == MATCHES
+        start(store, SeasonQueue(connect(redis.url), queue), sid, store_url, batch=1)
+    return sid
+
+
+def _wait(what: str, timeout: float, check: Callable[[], bool]) -> float:
+    """Wait until ``check()`` is true (every 0.2 s, at most ``timeout``); seconds taken."""
+    began = time.monotonic()
+    while not check():
+        if time.monotonic() - began > timeout:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        time.sleep(0.2)
+    return time.monotonic() - began
+
+
+def _wait_recorded(store_url: str, sid: str, matches: int) -> None:
+    """Wait until ``matches`` of the season are recorded (the store's own count: reading
+    it settles nothing), 60 s at most."""
+    with Store.open(store_url) as store:
+        _wait(f"{matches} matches recorded", 60, lambda: store.progress(sid).done >= matches)
+
+
+def _season_status(store_url: str, sid: str) -> SeasonStatus | None:
+    try:
+        with Store.open(store_url) as store:
+            row = store.season(sid)
+    except Exception:  # the database is still starting: not yet
+        return None
+    return None if row is None else row.status
+
+
+def _check_healed(store_url: str, redis: PrivateRedis, queue: str, sid: str) -> None:
+    """Every match recorded once, none charged a fault, no retry spent on any job."""
+    with Store.open(store_url) as store:
+        recorded_once(store, sid)
+        results = store.results(season_id=sid)
+        assert len(results) == MATCHES
+        assert [r.outcome.value for r in results] == ["completed"] * MATCHES
+        assert [s.faults for r in results for s in r.seats] == [0] * (3 * MATCHES)
+        assert all(store.faults(r.match_id) == [] for r in results)
+        rows = store.scheduled(sid)
+        assert {r.status for r in rows} == {MatchStatus.DONE}
+        # No attempt was ever marked failed or retrying (the callback never ran).
+        assert [r.detail for r in rows if "retrying" in r.detail or "Error" in r.detail] == []
+    q = SeasonQueue(connect(redis.url), queue).queue
+    assert q.failed_job_registry.get_job_ids(cleanup=False) == []
+    # The jobs still in Redis (finished ones stay a minute) kept every retry.
+    there = [r.match_id for r in rows if Job.exists(r.match_id, connection=q.connection)]
+    jobs = [Job.fetch(job_id, connection=q.connection) for job_id in there]
+    assert [j.id for j in jobs if j.retries_left != JOB_RETRIES] == []
+
+
+def _check_logs(workers: Workers, *, redis_too: bool) -> None:
+    """Each worker wrote a line when an outage began and one when it was over, never a
+    traceback nor a failed attempt, and little else besides its matches' lines."""
+    for path in sorted(workers.tmp.glob("worker-*.log")):
+        text = path.read_text(errors="replace")
+        lines = text.splitlines()
+        store = [line for line in lines if re.search(r"the store .* is unreachable", line)]
+        store_over = [line for line in lines if re.search(r"the store .* answers again", line)]
+        redis = [line for line in lines if re.search(r"Redis .* is unreachable", line)]
+        redis_over = [line for line in lines if re.search(r"Redis .* answers again", line)]
+        if redis_too:  # the store's outage may pass unseen behind Redis's
+            assert len(store) <= 2 and len(store_over) == len(store), text
+            assert 1 <= len(redis) <= 2 and len(redis_over) == len(redis), text
+        else:
+            assert 1 <= len(store) <= 2 and len(store_over) == len(store), text
+            assert redis == [], text
+        assert "Traceback" not in text, text
+        assert "attempt failed" not in text, text
+        others = [line for line in lines if not line.endswith(": recorded")]
+        assert len(others) <= 12, f"{len(others)} lines besides the matches':\n{text}"
+
+
+def test_a_database_outage_longer_than_every_retry_window_heals(
+    private_postgres: PrivatePostgres,
+    private_redis: PrivateRedis,
+    workers: Workers,
+    tmp_path: Path,
+) -> None:
+    assert all(window < OUTAGE_S for window in RETRY_WINDOWS.values()), RETRY_WINDOWS
+    pg, url, queue = private_postgres, private_postgres.url, f"outage-{uuid.uuid4().hex[:6]}"
+    sid = _season(url, private_redis, queue, tmp_path)
+    procs = [workers.start(private_redis.url, queue, "--store", url) for _ in range(2)]
+    _wait_recorded(url, sid, BEFORE)
+    pg.crash()
+    time.sleep(OUTAGE_S)
+    # Through the outage: the workers are alive, nothing failed, the jobs wait in the queue.
+    assert [p.poll() for p in procs] == [None, None], workers.logs()
+    q = SeasonQueue(connect(private_redis.url), queue).queue
+    assert q.failed_job_registry.get_job_ids(cleanup=False) == []
+    queued, finished = q.get_job_ids(), q.finished_job_registry.get_job_ids(cleanup=False)
+    assert q.started_job_registry.get_job_ids(cleanup=False) == []
+    assert len(set(queued)) + len(finished) == MATCHES and len(finished) >= BEFORE
+    pg.start()
+    took = _wait(
+        "the season done after the restart",
+        HEAL_S,
+        lambda: _season_status(url, sid) is SeasonStatus.DONE,
+    )
+    print(f"healed {took:.1f} s after the restart")
+    _check_healed(url, private_redis, queue, sid)
+    assert [p.poll() for p in procs] == [None, None]
+    workers.stop()
+    _check_logs(workers, redis_too=False)
+
+
+def test_redis_and_the_database_down_at_once_heal(
+    private_postgres: PrivatePostgres,
+    private_redis: PrivateRedis,
+    workers: Workers,
+    tmp_path: Path,
+) -> None:
+    pg, url, queue = private_postgres, private_postgres.url, f"outage-{uuid.uuid4().hex[:6]}"
+    sid = _season(url, private_redis, queue, tmp_path)
+    procs = [workers.start(private_redis.url, queue, "--store", url) for _ in range(2)]
+    _wait_recorded(url, sid, BEFORE)
+    private_redis.kill()
+    pg.crash()
+    time.sleep(OUTAGE_S)
+    assert [p.poll() for p in procs] == [None, None], workers.logs()
+    pg.start()
+    private_redis.start()  # empty: the store says what is left to play
+    took = _wait(
+        "the season done after the restart",
+        HEAL_S,
+        lambda: _season_status(url, sid) is SeasonStatus.DONE,
+    )
+    print(f"healed {took:.1f} s after the restart")
+    _check_healed(url, private_redis, queue, sid)
+    assert [p.poll() for p in procs] == [None, None]
+    workers.stop()
+    _check_logs(workers, redis_too=True)
+
+
+def test_the_keeper_enqueues_again_a_pending_match_whose_job_rq_failed_for_good(
+    redis_url: str, pg_url: str, queue_name: str
+) -> None:
+    """RQ failed a job for good while the store was away (its callback could not mark
+    the match FAILED): the store says QUEUED, Redis holds a FAILED job. The keeper's look
+    enqueues it again; a RUNNING match whose claimer is alive but plays another job (its
+    own job lost) too; not one whose claimer is playing it."""
+    from saloon.worker.queue.season_queue import alive_key, playing_key
+    from saloon.worker.seasons.run import lost_matches, requeue_lost
+
+    sid = f"f{uuid.uuid4().hex[:6]}"
+    redis = connect(redis_url)
+    queue = SeasonQueue(redis, queue_name)
+    q = queue.queue
+    with Store.open(pg_url) as store:
+        specs = create(store, season(sid, ("house:random", "house:greedy", "house:random#2")))
+        assert len(specs) >= 3
+        start(store, queue, sid, pg_url, batch=1)
+        failed, idle_claim, busy_claim = (s.match_id for s in specs[:3])
+        # 1. RQ's last retry failed while the store was away: FAILED in Redis only (the
+        # store says what the attempt before said).
+        store.mark_match(failed, MatchStatus.QUEUED, "retrying after SandboxFailed: ...")
+        job = Job.fetch(failed, connection=redis)
+        q.remove(failed)
+        with redis.pipeline() as pipe:
+            job.set_status("failed", pipeline=pipe)
+            q.failed_job_registry.add(job, exc_string="StoreUnavailable", pipeline=pipe)
+            pipe.execute()
+        # 2. Claimed by live workers, the jobs lost by Redis: one worker idle now, the
+        # other still playing that match's job.
+        for match, worker, playing in (
+            (idle_claim, "w-idle", ""),
+            (busy_claim, "w-busy", busy_claim),
+        ):
+            store.claim_match(match, worker)
+            q.remove(match)
+            Job.fetch(match, connection=redis).delete()
+            redis.set(alive_key(worker), 1, ex=60)
+            redis.set(playing_key(worker), playing, ex=60)
+        row = store.season(sid)
+        assert row is not None
+        lost = {r.match_id for r in lost_matches(store, queue, row)}
+        assert lost == {failed, idle_claim}
+        before = store.scheduled_match(failed)
+        assert before is not None and before.status is MatchStatus.QUEUED
+        assert requeue_lost(store, queue, pg_url) == 2
+        assert Job.fetch(failed, connection=redis).get_status() == "queued"
+        assert Job.fetch(failed, connection=redis).retries_left == JOB_RETRIES
+        assert {failed, idle_claim} <= set(q.get_job_ids())
+        assert not Job.exists(busy_claim, connection=redis)
+        assert lost_matches(store, queue, row) == []
+        assert requeue_lost(store, queue, pg_url) == 0  # enqueued once
+
+
+def test_the_keeper_settles_a_season_with_nothing_left_to_play(
+    redis_url: str, pg_url: str, queue_name: str
+) -> None:
+    """A season's status does not wait for someone to read its progress: the keeper's
+    look marks it done (or failed) once nothing is left to play."""
+    from saloon.worker.queue.jobs import run_match
+    from saloon.worker.seasons.run import requeue_lost
+
+    queue = SeasonQueue(connect(redis_url), queue_name)
+    with Store.open(pg_url) as store:
+        for sid, fail in ((f"d{uuid.uuid4().hex[:6]}", False), (f"e{uuid.uuid4().hex[:6]}", True)):
+            specs = create(store, season(sid, ("house:random", "house:greedy", "house:random#2")))
+            start(store, queue, sid, pg_url, batch=1)
+            assert requeue_lost(store, queue, pg_url) == 0
+            for spec in specs:
+                if fail and spec is specs[-1]:
+                    store.mark_match(spec.match_id, MatchStatus.FAILED, "sandbox failed")
+                else:
+                    run_match(spec, store)
+            row = store.season(sid)
+            assert row is not None and row.status is SeasonStatus.RUNNING
+            requeue_lost(store, queue, pg_url)
+            row = store.season(sid)
+            expected = SeasonStatus.FAILED if fail else SeasonStatus.DONE
+            assert row is not None and row.status is expected
