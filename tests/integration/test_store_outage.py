@@ -140,8 +140,11 @@ def _check_healed(store_url: str, redis: PrivateRedis, queue: str, sid: str) -> 
         assert all(store.faults(r.match_id) == [] for r in results)
         rows = store.scheduled(sid)
         assert {r.status for r in rows} == {MatchStatus.DONE}
-        # No attempt was ever marked failed or retrying (the callback never ran).
+        # No attempt was ever marked failed or retrying (the callback never ran), and only
+        # the matches in flight at the crash were claimed again (a claim counts an attempt;
+        # spending RQ's retries claimed a match up to 6 times).
         assert [r.detail for r in rows if "retrying" in r.detail or "Error" in r.detail] == []
+        assert sum(r.attempts for r in rows) - MATCHES <= 4, [r.attempts for r in rows]
     q = SeasonQueue(connect(redis.url), queue).queue
     assert q.failed_job_registry.get_job_ids(cleanup=False) == []
     # The jobs still in Redis (finished ones stay a minute) kept every retry.
