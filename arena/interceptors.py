@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 import grpc
 
 from saloon.arena.errors import status_of
+from saloon.arena.metrics import observe_grpc
 from saloon.arena.registry import User
 from saloon.worker.errors import BadToken
 
@@ -108,17 +110,21 @@ class ArenaInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc is
         def serve(request: Any, context: Any) -> Any:
             # A context of the call's own: the user never outlives the call in its thread.
             call = contextvars.copy_context()
+            started = time.perf_counter()
             try:
                 call.run(self._enter, context)
                 return call.run(behavior, request, context)
             except Exception as exc:
                 _abort(context, name, exc)
+            finally:
+                observe_grpc(name, _code(context), time.perf_counter() - started)
 
         return serve
 
     def _streaming(self, name: str, behavior: Behavior) -> Behavior:
         def serve(request: Any, context: Any) -> Iterator[Any]:
             call = contextvars.copy_context()
+            started = time.perf_counter()
             try:
                 call.run(self._enter, context)
                 responses = iter(call.run(behavior, request, context))
@@ -127,5 +133,18 @@ class ArenaInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc is
                     yield response
             except Exception as exc:
                 _abort(context, name, exc)
+            finally:
+                observe_grpc(name, _code(context), time.perf_counter() - started)
 
         return serve
+
+
+def _code(context: Any) -> str:
+    """The status code a call ended with (its name: OK, NOT_FOUND, ...)."""
+    try:
+        code = context.code()
+    except Exception:  # a context without code(): an answer was sent, so OK
+        code = None
+    if code is None:
+        return "OK"
+    return str(getattr(code, "name", code))

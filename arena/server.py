@@ -26,6 +26,7 @@ from saloon.arena.errors import AddressInUse
 from saloon.arena.failures import RepeatedFailure
 from saloon.arena.interceptors import ArenaInterceptor
 from saloon.arena.ladder import rearm_schedules
+from saloon.arena.metrics import register_arena_metrics
 from saloon.arena.registry import Registry
 from saloon.arena.service import ArenaConfig, ArenaService
 from saloon.arena.web.app import build_app
@@ -105,6 +106,7 @@ class ArenaServer:
     def __init__(self, options: ServeOptions) -> None:
         self.options = options
         self.store = Store.open(options.store_url)
+        register_arena_metrics(self.store, options.redis_url, options.queue_name)
         queue = None
         if options.redis_url:
             queue = SeasonQueue(connect(options.redis_url), options.queue_name)

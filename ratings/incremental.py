@@ -427,6 +427,35 @@ class IncrementalBoard:
         with self.store.read(what) as conn:
             yield conn
 
+    def waiting_since(self) -> datetime | None:
+        """When the oldest result this board does not include yet was recorded (its
+        ``finished_at``, UTC): a result scheduled after the board's contiguous prefix, which
+        waits for a match before it (queued or running); None when the board has every
+        recorded result of its seasons. As of the last :meth:`update`: a board's lag is
+        the time since then (the arena's metrics: saloon_board_lag_seconds)."""
+        with self._lock:
+            state = self._held.get(self.scope.key)
+            position = state.position if state is not None else START
+        se, sm, rs = t.seasons, t.scheduled_matches, t.results
+        query = (
+            sa.select(sa.func.min(rs.c.finished_at))
+            .select_from(
+                rs.join(sm, sm.c.match_id == rs.c.match_id).join(se, se.c.id == sm.c.season_pk)
+            )
+            .where(
+                self.scope.seasons_where(),
+                sa.or_(
+                    se.c.id > position[0],
+                    sa.and_(se.c.id == position[0], sm.c.idx > position[1]),
+                ),
+            )
+        )
+        with self.store.read("board lag") as conn:
+            oldest: datetime | None = conn.execute(query).scalar()
+        if oldest is None:
+            return None
+        return oldest if oldest.tzinfo is not None else oldest.replace(tzinfo=UTC)
+
     def standings(self, details: bool = True) -> tuple[Standings, list[BotInfo], list[Ladder]]:
         """(the board's standings, bots known but unrated, the ladders seen) as of the
         last :meth:`update`; ``details``: with rating histories and head-to-head."""

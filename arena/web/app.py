@@ -21,12 +21,14 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from saloon.arena.boards import BoardCache
+from saloon.arena.metrics import RequestMetrics, metrics_endpoint
 from saloon.arena.registry import Registry
 from saloon.arena.web.errors import WebError
 from saloon.arena.web.guard import BodyRefused, Guard, refused
@@ -173,6 +175,7 @@ def build_app(
 
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/metrics", metrics_endpoint, methods=["GET"]),
         Route("/static/board.css", board_css, methods=["GET"]),
         Mount("/static", StaticFiles(packages=[("saloon.arena.web", "static")]), name="static"),
         *pages.routes(),
@@ -194,6 +197,8 @@ def build_app(
             )
         },
         lifespan=lifespan,
+        # Inside the error handling: a request is counted with the status it is answered.
+        middleware=[Middleware(RequestMetrics)],
     )
     app.state.ctx = ctx
     return Guard(app, limits)

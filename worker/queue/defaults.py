@@ -55,4 +55,10 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_JOBS,
         help=f"restart as a fresh process after this many jobs (default {DEFAULT_MAX_JOBS})",
     )
+    parser.add_argument(
+        "--metrics",
+        default="",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (default: none)",
+    )
     add_log_format_argument(parser)

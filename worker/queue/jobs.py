@@ -24,6 +24,16 @@ from typing import Any
 
 from saloon.worker.errors import BotRefError, SeasonSpecError, StoreUnavailable, WorkerError
 from saloon.worker.logs import log_context
+from saloon.worker.metrics import (
+    JOB_SECONDS,
+    JOBS_FAILED,
+    JOBS_FINISHED,
+    JOBS_RETRIED,
+    JOBS_STARTED,
+    RESULTS_RECORDED,
+    instrument_store,
+    observe_match,
+)
 from saloon.worker.queue.defaults import WORKER_GC_THRESHOLD
 from saloon.worker.seasons.play import StoredResolver, play_spec
 from saloon.worker.seasons.spec import MatchSpec
@@ -65,6 +75,7 @@ def store_for(url: str) -> Store:
         store = _stores.get(url)
         if store is None:
             store = _stores[url] = Store.open(url)
+            instrument_store(store)
         return store
 
 
@@ -151,6 +162,7 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
         except BotRefError as exc:
             store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
             return JobOutcome.REFUSED
+        observe_match(spec.game, played.record)
         prepared = store.prepare_result(spec.match_id, played.record, played.stderr)
     try:
         [wrote] = store.record_results([prepared])
@@ -158,6 +170,8 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
         # Keep the played match: the retry records it without playing it again.
         _keep_unrecorded([prepared])
         raise
+    if wrote:
+        RESULTS_RECORDED.labels(spec.game).inc()
     return JobOutcome.RECORDED if wrote else JobOutcome.DUPLICATE
 
 
@@ -243,6 +257,8 @@ class _Recorder:
         for prepared, w in zip(sent, wrote, strict=True):
             match_id = prepared.result["match_id"]
             self.outcomes[match_id] = JobOutcome.RECORDED if w else JobOutcome.DUPLICATE
+            if w:
+                RESULTS_RECORDED.labels(prepared.result["game"]).inc()
 
 
 def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[JobOutcome]:
@@ -281,6 +297,7 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
                     recorder.flush(wait=True)  # what was played stays played
                     raise
                 if played is not None:
+                    observe_match(spec.game, played.record)
                     prepared = store.prepare_result(spec.match_id, played.record, played.stderr)
                     del played  # only the prepared rows are kept
                 if ahead and claim is not None:
@@ -331,8 +348,13 @@ def batch_job(specs_json: list[dict[str, Any]], store_url: str) -> str:
     specs = [MatchSpec.from_json(s) for s in specs_json]
     job = get_current_job()
     worker = (job.worker_name or "") if job is not None else ""
+    queue = (job.origin or "") if job is not None else ""
+    started = time.perf_counter()
+    JOBS_STARTED.labels(queue).inc()
     with log_context(job=job.id if job is not None else "", season=specs[0].season_id):
         outcomes = run_batch(specs, store_for(store_url), worker=worker)
+    JOBS_FINISHED.labels(queue).inc()
+    JOB_SECONDS.labels(queue).observe(time.perf_counter() - started)
     counts = {o.value: outcomes.count(o) for o in JobOutcome if o in outcomes}
     log.info("%s .. %s: %s", specs[0].match_id, specs[-1].match_id, counts)
     return ",".join(o.value for o in outcomes)
@@ -346,9 +368,14 @@ def match_job(spec_json: dict[str, Any], store_url: str) -> str:
     job = get_current_job()
     worker = (job.worker_name or "") if job is not None else ""
     job_id = job.id if job is not None else ""
+    queue = (job.origin or "") if job is not None else ""
+    started = time.perf_counter()
+    JOBS_STARTED.labels(queue).inc()
     with log_context(job=job_id, season=spec.season_id, match=spec.match_id):
         outcome = run_match(spec, store_for(store_url), worker=worker)
         log.info("%s: %s", spec.match_id, outcome.value)
+    JOBS_FINISHED.labels(queue).inc()
+    JOB_SECONDS.labels(queue).observe(time.perf_counter() - started)
     return outcome.value
 
 
@@ -377,6 +404,7 @@ def on_match_failure(
     name = exc_type.__name__ if exc_type is not None else "failure"
     detail = f"{'retrying after ' if retrying else ''}{name}: {exc}"[:500]
     log.warning("%s: attempt failed (%s)", job.id, detail, extra={"job": job.id})
+    (JOBS_RETRIED if retrying else JOBS_FAILED).labels(job.origin or "").inc()
     payload = job.args[0]
     # A batch job: every match of it not yet recorded (DONE ones are never changed).
     ids = [s["match_id"] for s in payload] if isinstance(payload, list) else [job.id]

@@ -311,6 +311,7 @@ def run_worker(
     max_jobs: int = DEFAULT_MAX_JOBS,
     restart: Sequence[str] | None = None,
     store_url: str | None = None,
+    metrics: str = "",
 ) -> int:
     """Work the queues until stopped (or until empty with ``burst``); 0 on a clean stop.
 
@@ -318,13 +319,16 @@ def run_worker(
     KeyboardInterrupt, as a run in the foreground would.
 
     After ``max_jobs`` jobs the process re-executes ``restart`` (argv) when given. Games,
-    house bots and the store at ``store_url`` (when given) are warmed up first.
+    house bots and the store at ``store_url`` (when given) are warmed up first. With
+    ``metrics`` (HOST:PORT), Prometheus metrics are served there (saloon.worker.metrics).
     """
     from saloon.worker.errors import QueueUnavailable
 
     stop = _StopFlag()
     stop.install_outside()
     outages = Outages(log)
+    if metrics:
+        start_metrics(metrics, redis_url, queue_names)
     try:
         warm_up(store_url)
         while not stop.event.is_set():
@@ -376,6 +380,25 @@ def run_worker(
     return 0
 
 
+def start_metrics(address: str, redis_url: str, queue_names: Sequence[str]) -> None:
+    """Serve this worker's metrics on ``address`` (HOST:PORT), with its queues' state."""
+    from saloon.worker.metrics import (
+        QueueCollector,
+        register_collector,
+        serve_metrics,
+        warm_gauge,
+    )
+    from saloon.worker.seasons.play import warm_runtimes
+
+    register_collector("queue", QueueCollector(redis_url, queue_names))
+    warm_gauge(warm_runtimes)
+    try:
+        host, port = serve_metrics(address)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"saloon worker: cannot serve metrics on {address}: {exc}") from None
+    log.info("worker: metrics on http://%s:%d/metrics", host, port)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m saloon.worker.queue.worker``: run a match worker."""
     parser = argparse.ArgumentParser(prog="saloon worker", description=__doc__.splitlines()[0])
@@ -399,6 +422,7 @@ def run_from_args(args: argparse.Namespace, worker_argv: Sequence[str]) -> int:
         max_jobs=args.max_jobs,
         restart=restart,
         store_url=args.store,
+        metrics=args.metrics,
     )
 
 

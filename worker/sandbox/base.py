@@ -50,6 +50,10 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Remove every container or process this sandbox started; idempotent."""
 
+    def idle_count(self) -> int:
+        """Bot runtimes kept warm, idle, for the next seats (the metrics' warm gauge)."""
+        return 0
+
     def sweep(self) -> int:
         """Remove what processes of this host that are gone left behind (a worker killed
         with -9 leaves its bot containers running); how many. Workers' keepers call it

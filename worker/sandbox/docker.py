@@ -66,6 +66,7 @@ from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLi
 from saloon.referee.remote import BotConnection
 from saloon.referee.seats import Seat
 from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError
+from saloon.worker.metrics import SANDBOX_START_SECONDS, SANDBOX_STARTS
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.sandbox.build import DEFAULT_BUILD_LIMITS, BuildLimits, build_version
 from saloon.worker.sandbox.docker_seat import DockerSeat
@@ -258,11 +259,19 @@ class DockerSandbox(Sandbox):
                 warm.matches += 1
                 return warm
             self._remove(warm)
+        started = time.perf_counter()
         runtime = self._start(package, tag, limits, key)
+        SANDBOX_STARTS.labels("docker").inc()
+        SANDBOX_START_SECONDS.labels("docker").observe(time.perf_counter() - started)
         if deal is not None:
             runtime.deals.add(deal)
         runtime.matches = 1
         return runtime
+
+    def idle_count(self) -> int:
+        """Bot containers kept warm, idle, for the next seats."""
+        with self._lock:
+            return sum(len(idle) for idle in self._idle.values())
 
     def release(self, runtime: Runtime, healthy: bool) -> None:
         """Give a runtime back after a seat: to the pool if healthy and warm (and not full

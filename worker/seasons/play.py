@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,12 @@ from saloon.referee.seats import Seat
 from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import BotRefError, PackageError, SandboxFailed
+from saloon.worker.metrics import (
+    SANDBOX_SEAT_SECONDS,
+    SANDBOX_SEATS,
+    SANDBOX_START_SECONDS,
+    SANDBOX_STARTS,
+)
 from saloon.worker.sandbox import SandboxKind, open_sandbox
 from saloon.worker.sandbox.base import Sandbox, sweep_orphans
 from saloon.worker.seasons.spec import MatchSpec
@@ -161,10 +168,17 @@ def seat_for(
         raise BotRefError(f"seat {ref!r}: a season cannot seat a grpc target")
     if version or (entry.kind != HOUSE and Path(bot).exists()):
         # A bot path: the match's sandbox, under the season's limits.
+        started = time.perf_counter()
         try:
             seat = sandbox_for(sandbox).seat(bot, ref, version, limits=limits, deal=deal)
         except (BotLoadError, PackageError) as exc:  # the bot's own files: not retried
             raise BotRefError(str(exc)) from None
+        elapsed = time.perf_counter() - started
+        SANDBOX_SEATS.labels(sandbox.value).inc()
+        SANDBOX_SEAT_SECONDS.labels(sandbox.value).observe(elapsed)
+        if sandbox is SandboxKind.PROCESS:  # every process seat is a bot process started
+            SANDBOX_STARTS.labels(sandbox.value).inc()
+            SANDBOX_START_SECONDS.labels(sandbox.value).observe(elapsed)
         if isinstance(seat, ProcessSeat):
             # Its whole command line under the worker's parent-death watch.
             seat.process.__class__ = WatchedBotProcess
@@ -198,6 +212,13 @@ def sweep_sandboxes() -> int:
     with _sandboxes_lock:
         boxes = [box for box in _sandboxes.values() if box.kind != SandboxKind.PROCESS.value]
     return sweep_orphans() + sum(box.sweep() for box in boxes)
+
+
+def warm_runtimes() -> int:
+    """Idle bot runtimes this process's sandboxes keep warm (Docker containers)."""
+    with _sandboxes_lock:
+        boxes = list(_sandboxes.values())
+    return sum(box.idle_count() for box in boxes)
 
 
 def close_sandboxes() -> None:
