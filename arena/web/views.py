@@ -98,6 +98,8 @@ class Views:
         #: stamp is read at most every STAMP_EVERY_S (a page may lag a new result that long).
         self.pages = BoardCache(RecentStamp(store), MAX_PAGES)
         self.replays = KeptReplays(MAX_REPLAYS)
+        self._lock = threading.Lock()
+        self._ladders: tuple[float, list[dict[str, Any]]] | None = None
 
     # -- boards ----------------------------------------------------------------------------
     def game_board(self, game: str, options: Mapping[str, str]) -> Leaderboard:
@@ -163,6 +165,19 @@ class Views:
         """Every continuous ladder, by id: its state and how many batches it played."""
         return [continuous_summary(r) for r in Registry(self.store).continuous_ladders()]
 
+    def recent_ladders(self) -> list[dict[str, Any]]:
+        """:meth:`continuous_ladders` read at most every STAMP_EVERY_S (the index shows
+        them on every read; a ladder stopped changes no result, so the results stamp
+        cannot tell): the index may show a ladder's state up to that late."""
+        now = time.monotonic()
+        with self._lock:
+            if self._ladders is not None and now - self._ladders[0] < STAMP_EVERY_S:
+                return self._ladders[1]
+        ladders = self.continuous_ladders()
+        with self._lock:
+            self._ladders = (now, ladders)
+        return ladders
+
     def continuous_row(self, ladder_id: str) -> LadderRow:
         """The stored row of continuous ladder ``ladder_id`` (NotFound without one)."""
         row = Registry(self.store).continuous(ladder_id)
@@ -189,7 +204,7 @@ class Views:
         going = [s for s in reversed(self.store.seasons()) if s.status in LIVE]
         return {
             "games": games,
-            "continuous_ladders": self.continuous_ladders(),
+            "continuous_ladders": self.recent_ladders(),
             "live_seasons": [
                 season_summary(s, self.store) for s in going if s.status is SeasonStatus.RUNNING
             ],
