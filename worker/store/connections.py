@@ -320,7 +320,9 @@ class StoreBase:
 
     def _pg_send(self, name: str, sql: bytes, params: list[bytes], what: str) -> _Flight:
         """Send statement ``sql`` (text parameters) on a pooled connection, through libpq
-        (SQLAlchemy and psycopg wait for the answer; libpq need not), prepared as ``name``
+        (SQLAlchemy and psycopg wait for the answer; libpq need not: psycopg's pipeline
+        mode sends the Sync, and so the commit, only where it waits for every result, see
+        docs/store.md), prepared as ``name``
         once per connection (the server parses it once, and plans it once it has seen
         that a generic plan does), and return without waiting. _ConnectionLost when the
         connection is dead; StoreUnavailable when none can be opened."""
