@@ -99,6 +99,8 @@ class Rehearsal:
             "-v", f"{self.bots}:/bots:ro", "-e", "SALOON_PACKAGE_CACHE=/var/cache/saloon",
             self.platform, "saloon", "worker", "--redis", self.redis, "--queue", self.queue,
             "--max-jobs", "500", "--store", self.store,
+            # Two workers on one host's network: each its own free metrics port.
+            "--metrics", "127.0.0.1:0",
         ]  # fmt: skip
 
     @staticmethod

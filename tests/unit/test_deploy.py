@@ -215,7 +215,7 @@ def test_the_ports_and_healthcheck_match_the_service_flags() -> None:
     ports = [p.rsplit(":", 2)[-2:] for p in arena["ports"]]
     assert ["50051", "50051"] in ports and ["8080", "8080"] in ports
     assert "/healthz" in " ".join(arena["healthcheck"]["test"])
-    assert set(compose["services"]) == {"postgres", "redis", "arena", "worker"}
+    assert set(compose["services"]) == {"postgres", "redis", "arena", "worker", "prometheus"}
     assert arena["depends_on"]["postgres"]["condition"] == "service_healthy"
     workers = load_compose("compose.worker.yaml")["services"]["worker"]
     hosts = {h.split(":", 1)[0] for h in workers["extra_hosts"]}
