@@ -92,6 +92,18 @@ ensure_postgres_server() {
   fi
 }
 
+# The monitoring test (tests/integration/test_prometheus.py) starts Debian's prometheus and
+# promtool (its own process on a free port, stopped by pid); install them when missing.
+ensure_prometheus() {
+  if command -v prometheus >/dev/null && command -v promtool >/dev/null; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing prometheus with apt-get (the monitoring test scrapes a running arena)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  else
+    log "no prometheus and not root: the monitoring test will skip (fail under CI=true)"
+  fi
+}
+
 redis_answers() {
   .venv/bin/python - <<'PY' 2>/dev/null
 import socket
@@ -204,6 +216,7 @@ run_tests() {
   ensure_platform_image
   ensure_kit_images
   ensure_chromium
+  ensure_prometheus
   ensure_postgres_server
   log "ruff"
   .venv/bin/ruff check .

@@ -148,6 +148,15 @@ def _pid_namespace() -> str | None:
     return None
 
 
+def _prometheus_here() -> str | None:
+    import shutil
+
+    for tool in ("prometheus", "promtool"):
+        if shutil.which(tool) is None:
+            return f"no {tool} on PATH (Debian: apt-get install prometheus; deploy/dev.sh does it)"
+    return None
+
+
 _CHECKS: dict[str, Callable[[], str | None]] = {
     "redis": _redis_answers,
     "postgres": _postgres_answers,
@@ -157,13 +166,14 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "postgres-server": _postgres_server_here,
     "root": _root,
     "pid-namespace": _pid_namespace,
+    "prometheus": _prometheus_here,
 }
 _cache: dict[str, str | None] = {}
 
 
 def missing(service: str) -> str | None:
     """Why ``service`` (redis, postgres, docker, chromium, redis-server, postgres-server,
-    root, pid-namespace) is unusable, or None if it works."""
+    root, pid-namespace, prometheus) is unusable, or None if it works."""
     if service not in _cache:
         _cache[service] = _CHECKS[service]()
     return _cache[service]
