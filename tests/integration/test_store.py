@@ -40,7 +40,7 @@ from saloon.worker.errors import (
     UnknownSeason,
 )
 from saloon.worker.store.config import StoreConfig
-from saloon.worker.store.engine import current_revision, head_revision
+from saloon.worker.store.engine import create_engine, current_revision, head_revision
 from saloon.worker.store.schema import (
     SCHEMA_REVISION,
     bots,
@@ -591,6 +591,19 @@ def test_pooled_connections_killed_by_the_server_are_replaced_before_use(
 def test_an_unreachable_postgres_is_store_unavailable() -> None:
     with pytest.raises(StoreUnavailable, match="unavailable"):
         Store.open("postgresql+psycopg://postgres@127.0.0.1:1/test?connect_timeout=2")
+
+
+def test_a_board_walk_on_an_unreachable_postgres_is_store_unavailable() -> None:
+    # Regression: the ratings' own raw connection let the driver's error of a connection
+    # that could not be opened escape as SQLAlchemy's; the store's held reader maps it.
+    url = "postgresql+psycopg://postgres@127.0.0.1:1/test?connect_timeout=2"
+    store = Store(create_engine(url, StoreConfig()))
+    try:
+        walk = sa.select(sa.literal(1)).compile(dialect=store.engine.dialect)
+        with pytest.raises(StoreUnavailable, match=r"^board walk: store .* unavailable"):
+            store.fetch("board walk", walk, {})
+    finally:
+        store.close()
 
 
 def test_a_forked_child_uses_fresh_connections_and_the_parent_keeps_its_own(
