@@ -14,15 +14,21 @@ Every wait is bounded; every process is started and stopped by pid.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from redis.exceptions import RedisError
 from rq.job import Job
 
+from saloon.worker.errors import StoreUnavailable
 from saloon.worker.queue.outages import PROBE_MAX_S
 from saloon.worker.queue.season_queue import (
     ALIVE_TTL_S,
@@ -40,11 +46,13 @@ from saloon.worker.seasons.run import (
 )
 from saloon.worker.store.rows import MatchStatus, SeasonStatus
 from saloon.worker.store.store import Store
+from tests import services
 
 from .season_fixtures import (
     PrivatePostgres,
     PrivateRedis,
     Workers,
+    free_port,
     pg_url,
     private_redis,
     queue_name,
@@ -315,3 +323,72 @@ def test_the_keeper_settles_a_season_with_nothing_left_to_play(
             row = store.season(sid)
             expected = SeasonStatus.FAILED if fail else SeasonStatus.DONE
             assert row is not None and row.status is expected
+
+
+def kill_and_fail(pid: int, store_url: str) -> str:
+    """A job (RQ imports it by name): Redis dies under it, then its store fails it."""
+    del store_url
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    raise StoreUnavailable("record 1 results: store unavailable (the test's)")
+
+
+def test_a_job_failed_while_redis_was_away_too_goes_back_unspent_when_redis_returns(
+    tmp_path: Path,
+) -> None:
+    """The store failed a job and Redis was gone too, so the worker could not put it back:
+    the job waits in the worker process and goes back to the head of its queue, no retry
+    spent, before the keepers would reap it as abandoned (a persistent Redis kept it
+    STARTED under the worker's old name)."""
+    from rq import Queue, Retry
+
+    from saloon.worker.queue.rq_internals import put_back_unplaced
+    from saloon.worker.queue.season_queue import reap_abandoned
+    from saloon.worker.queue.worker import MatchWorker
+
+    services.require("redis-server")
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    argv = ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", ""]
+    argv += ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(tmp_path)]
+
+    def redis_server() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait("redis-server answers", 10, lambda: _answers(url))
+        return proc
+
+    proc = redis_server()
+    try:
+        redis = connect(url)
+        queue = Queue("unplaced", connection=redis)
+        job_id = f"u{uuid.uuid4().hex[:6]}"
+        retry = Retry(max=JOB_RETRIES, interval=list(RETRY_INTERVALS_S))
+        queue.enqueue(kill_and_fail, proc.pid, "sqlite:///unused.db", job_id=job_id, retry=retry)
+        worker = MatchWorker([queue], connection=redis, redis_url=url)
+        with contextlib.suppress(RedisError):
+            worker.work(burst=True, max_jobs=1)
+        proc.wait(10)
+        proc = redis_server()  # from its append-only file: the job still STARTED
+        redis = connect(url)
+        queue = Queue("unplaced", connection=redis)
+        assert job_id in queue.started_job_registry.get_job_ids(cleanup=False)
+        assert put_back_unplaced(redis) == [job_id]
+        assert put_back_unplaced(redis) == []  # once
+        job = Job.fetch(job_id, connection=redis)
+        assert (job.get_status(), job.retries_left) == ("queued", JOB_RETRIES)
+        assert queue.get_job_ids() == [job_id]
+        assert queue.started_job_registry.get_job_ids(cleanup=False) == []
+        assert reap_abandoned(queue, min_age_s=0) == []
+        assert queue.failed_job_registry.get_job_ids(cleanup=False) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def _answers(url: str) -> bool:
+    try:
+        connect(url)
+    except Exception:
+        return False
+    return True

@@ -231,8 +231,8 @@ class PipelinedWorker(SimpleWorker):
         """RQ's failure of a job (a retry spent, or failed for good), unless
         :meth:`puts_back` claimed it: then its execution is cleaned up and the job goes
         back to the head of its queue, QUEUED, its retries untouched, in one transaction.
-        With Redis away too, it stays where it is (the keepers find it: a dead worker's
-        job is reaped; a job Redis lost is enqueued again from the store)."""
+        With Redis away too, the job is kept in this process (:func:`put_back_unplaced`
+        puts it back once Redis answers, before anything reaps it as abandoned)."""
         if self._put_back_id != job.id:
             super().handle_job_failure(job, queue, started_job_registry, exc_string, execution)
             return
@@ -245,6 +245,8 @@ class PipelinedWorker(SimpleWorker):
                 pipe.execute()
         except RedisError as exc:
             self.on_redis_lost(f"{type(exc).__name__}: {exc}")
+            with _unplaced_lock:
+                _unplaced.append((job, queue.name))
             return
         release_slot(job)
 
@@ -500,6 +502,37 @@ def job_statuses(redis: Redis, job_ids: Sequence[str]) -> list[str | None]:
             pipe.hget(Job.key_for(job_id), "status")
         found = pipe.execute()
     return [None if s is None else (s.decode() if isinstance(s, bytes) else str(s)) for s in found]
+
+
+#: Jobs a worker of this process could not put back (Redis away too): (job, queue name).
+_unplaced: list[tuple[Job, str]] = []
+_unplaced_lock = threading.Lock()
+
+
+def put_back_unplaced(connection: Redis) -> list[str]:
+    """Put back at the head of their queues the jobs this process's workers could not
+    put back while Redis was away (see PipelinedWorker.handle_job_failure); their ids.
+
+    Each leaves the started registry (a worker restarted after losing Redis has a new
+    name: the keepers would reap the job as abandoned, a retry spent) and goes back
+    QUEUED with its retries untouched; a Redis that came back empty gets the job again
+    (its hash written anew). Call it once Redis answers, before the keeper's first round.
+    What fails stays for the next call."""
+    with _unplaced_lock:
+        todo, _unplaced[:] = list(_unplaced), []
+    done = []
+    for k, (job, name) in enumerate(todo):
+        queue = Queue(name, connection=connection)
+        try:
+            drop_started(queue, job.id)
+            job.connection = connection
+            queue.enqueue_job(job, at_front=True)
+        except RedisError:
+            with _unplaced_lock:
+                _unplaced[:0] = todo[k:]
+            break
+        done.append(job.id)
+    return done
 
 
 def drop_started(queue: Queue, job_id: str) -> int:

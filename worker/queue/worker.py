@@ -70,7 +70,7 @@ from saloon.worker.queue.jobs import (
     warm_up,
 )
 from saloon.worker.queue.outages import PROBE_FIRST_S, PROBE_MAX_S, REDIS, STORE, Outages
-from saloon.worker.queue.rq_internals import PipelinedWorker
+from saloon.worker.queue.rq_internals import PipelinedWorker, put_back_unplaced
 from saloon.worker.queue.season_queue import (
     ALIVE_TTL_S,
     SeasonQueue,
@@ -218,7 +218,10 @@ class MatchWorker(PipelinedWorker):
         self.outages.away(REDIS, self._redis_url, reason)
 
     def start_keeper(self) -> None:
-        """Start the keeper thread (alive key, abandoned jobs, due retries)."""
+        """Start the keeper thread (alive key, abandoned jobs, due retries), once the jobs
+        this process failed to put back while Redis was away are back in their queues."""
+        for job_id in put_back_unplaced(self.connection):
+            log.warning("worker %s: %s went back to its queue (Redis was away)", self.name, job_id)
         self._keep_once()
         self._keeper = threading.Thread(target=self._keep, name="saloon-keeper", daemon=True)
         self._keeper.start()
