@@ -171,6 +171,24 @@ def register(subparsers: Any, reports: Sequence[SeasonReport] = ()) -> tuple[typ
     _add_batch(run)
     run.set_defaults(handler=cmd_run)
 
+    overview = subparsers.add_parser(
+        "status",
+        help="the arena on one screen: workers, queues, running seasons and ladders, store, Redis",
+    )
+    add_store_argument(overview)
+    overview.add_argument(
+        "--redis",
+        default=os.environ.get(REDIS_ENV, DEFAULT_REDIS_URL),
+        help=f"Redis URL of the queue (default ${REDIS_ENV} or {DEFAULT_REDIS_URL})",
+    )
+    overview.add_argument(
+        "--queue", action="append", help=f"queue name, repeatable (default {DEFAULT_QUEUE})"
+    )
+    overview.add_argument(
+        "--watch", type=float, default=0.0, metavar="S", help="redraw every S seconds (Ctrl-C ends)"
+    )
+    overview.set_defaults(handler=cmd_overview)
+
     worker = subparsers.add_parser("worker", help="run an RQ worker that plays season matches")
     add_worker_arguments(worker)
     worker.set_defaults(handler=cmd_worker)
@@ -459,3 +477,23 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
                 else:
                     print_standings(store, season.season_id, out)
     return 0
+
+
+def cmd_overview(args: argparse.Namespace, out: TextIO) -> int:
+    """``saloon status``: the arena on one screen (saloon.worker.status)."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from saloon.worker.status import gather, render
+    from saloon.worker.store.config import resolve_url
+
+    queues = args.queue or [DEFAULT_QUEUE]
+    store_url = resolve_url(args.store)
+    console = Console(file=out, width=max(100, Console().width))
+    if args.watch <= 0:
+        console.print(render(gather(store_url, args.redis, queues)))
+        return 0
+    with Live(console=console, screen=False, auto_refresh=False) as live:
+        while True:
+            live.update(render(gather(store_url, args.redis, queues)), refresh=True)
+            time.sleep(args.watch)
