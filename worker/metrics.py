@@ -235,26 +235,26 @@ def instrument_store(store: Store) -> None:
         return
     _instrumented.add(engine)
     backend = store.backend
+    #: statement text -> its histogram child (the texts are few: compiled once, cached).
     series: dict[str, Any] = {}
+    clock = time.perf_counter
 
-    def before(conn: Any, cursor: Any, statement: str, *_a: Any) -> None:
-        conn.info.setdefault("saloon_started", []).append(time.perf_counter())
+    def before(
+        conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: Any
+    ) -> None:
+        context.saloon_started = clock()
 
-    def after(conn: Any, cursor: Any, statement: str, *_a: Any) -> None:
-        started = conn.info.get("saloon_started")
-        if not started:
-            return
-        elapsed = time.perf_counter() - started.pop()
-        verb = statement.lstrip()[:8].split(None, 1)[0].upper() if statement else ""
-        child = series.get(verb)
+    def after(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: Any) -> None:
+        elapsed = clock() - context.saloon_started
+        child = series.get(statement)
         if child is None:
-            child = series[verb] = STORE_SECONDS.labels(backend, verb if verb in VERBS else "OTHER")
+            verb = statement.lstrip()[:8].split(None, 1)[0].upper() if statement else ""
+            child = STORE_SECONDS.labels(backend, verb if verb in VERBS else "OTHER")
+            if len(series) < 10_000:
+                series[statement] = child
         child.observe(elapsed)
 
     def error(context: Any) -> None:
-        started = context.connection.info.get("saloon_started") if context.connection else None
-        if started:
-            started.pop()
         lost = context.is_disconnect or isinstance(context.original_exception, _operational())
         STORE_ERRORS.labels(backend, "unavailable" if lost else "other").inc()
 

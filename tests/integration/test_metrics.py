@@ -11,6 +11,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from tests.integration.season_fixtures import free_port
 from tests.integration.web_fixtures import Web, start_web
 
 GAME = "seas-of-strife-v1"
+NOW = datetime.now(UTC)
 #: Label names that would grow with the arena (one series per bot, match, season, path).
 UNBOUNDED = {"bot", "match", "match_id", "season", "season_id", "user", "path", "url", "job"}
 
@@ -182,3 +184,34 @@ def test_a_worker_serves_its_metrics_on_its_own_port(redis_url: str, tmp_path: P
         proc.terminate()
         proc.wait(15)
         SeasonQueue(connect(redis_url), name).purge()
+
+
+def test_store_statements_are_timed_by_verb_and_their_errors_counted(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    from saloon.worker.errors import StoreUnavailable
+    from saloon.worker.store import schema as t
+
+    def errors(kind: str) -> float:
+        return sample("saloon_store_errors_total", backend="sqlite", kind=kind)
+
+    with Store.open(str(tmp_path / "e.db")) as store:
+        instrument_store(store)
+        instrument_store(store)  # once per store: a second call adds nothing
+        selects = sample(
+            "saloon_store_statement_seconds_count", backend="sqlite", statement="SELECT"
+        )
+        lost, other = errors("unavailable"), errors("other")
+        with store.read("bench") as conn:
+            conn.execute(sa.text("SELECT 1")).scalar()
+        after = sample("saloon_store_statement_seconds_count", backend="sqlite", statement="SELECT")
+        assert after == selects + 1
+        # What the store maps to StoreUnavailable (a driver OperationalError) is counted
+        # as unavailable; a constraint as other.
+        with pytest.raises(StoreUnavailable), store.read("bad") as conn:
+            conn.execute(sa.text("SELECT FROM WHERE"))
+        assert (errors("unavailable"), errors("other")) == (lost + 1, other)
+        store.add_bot("a", "ann")
+        with pytest.raises(sa.exc.IntegrityError), store.write("dup") as conn:
+            conn.execute(t.bots.insert(), [{"name": "a", "owner": "x", "created_at": NOW}])
+        assert (errors("unavailable"), errors("other")) == (lost + 1, other + 1)
