@@ -28,7 +28,7 @@ from saloon.referee.seats import (
     SeatFactory,
     StartInfo,
 )
-from saloon.referee.seeds import derive_seed
+from saloon.referee.seeds import bot_match_id, bot_seed, derive_seed
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house.random_bot import RandomBot
 
@@ -149,13 +149,15 @@ class Match:
         return record
 
     def _start(self, seat_index: int, seat: Seat) -> None:
+        # The bot is told an opaque match id and a seed of its own, both from the match
+        # seed (secret while its season runs): neither names its match or its deal.
         info = StartInfo(
-            match_id=self.match_id,
+            match_id=bot_match_id(self.seed, self.match_id, seat_index),
             game=self.game.id,
             options=dict(self.options),
             seat=seat_index,
             num_seats=len(self.seats),
-            seed=derive_seed(self.seed, f"seat:{seat_index}"),
+            seed=bot_seed(self.seed, self.match_id, seat_index),
             decision_ms=self.limits.decision_ms,
             bank_ms=self.limits.bank_ms,
             start_ms=self.limits.start_ms,

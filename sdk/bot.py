@@ -24,9 +24,10 @@ class MatchInfo:
     seat: int
     #: How many seats the match has (the same name everywhere in the SDK).
     num_seats: int
-    #: A seed for the bot's own randomness, DERIVED from the match seed and your seat (it is
-    #: not the match seed: each seat gets its own): a bot that draws only from
-    #: ``random.Random(info.seed)`` replays exactly.
+    #: A seed for the bot's own randomness, DERIVED from the match seed, the match and your
+    #: seat (it is not the match seed: each seat of each match gets its own, and it tells
+    #: nothing of the deal): a bot that draws only from ``random.Random(info.seed)`` replays
+    #: exactly.
     seed: int
     #: Time allowed per decision before the time bank is drawn on, in milliseconds (0:
     #: not clocked).

@@ -142,6 +142,9 @@ class MatchStart(_message.Message):
     KEEP_STREAM_FIELD_NUMBER: _builtins.int
     protocol_version: _builtins.int
     match_id: _builtins.str
+    """An opaque id of this match for this seat ("m-" and 16 hex digits), for the bot's logs:
+    it names nothing the arena shows (docs/seasons.md, "Secret seeds").
+    """
     game: _builtins.str
     """A versioned game id, e.g. "seas-of-strife-v1"."""
     options_json: _builtins.str
@@ -150,7 +153,10 @@ class MatchStart(_message.Message):
     """This bot's seat (0-based) and the number of seats."""
     num_seats: _builtins.int
     seed: _builtins.int
-    """A seed for the bot's own randomness (derived from the match seed and the seat)."""
+    """A seed for the bot's own randomness, derived from the match seed, the match and the
+    seat: the same match replays exactly; no two matches give the same one; it tells
+    nothing of the deal.
+    """
     decision_ms: _builtins.int
     """Time per decision, and the match time bank drawn on beyond it, in milliseconds."""
     bank_ms: _builtins.int

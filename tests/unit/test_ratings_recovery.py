@@ -1,6 +1,6 @@
 """Recovery: a season among bots of known, ordered strength ranks them in true order.
 
-Four Seas of Strife bots, all four in every match (seats rotated), 160 seeded matches:
+Four Seas of Strife bots, all four in every match (seats rotated), 200 seeded matches:
 house:greedy, greedy playing a random legal move with probability 0.35, then 0.7, and
 house:random. The premise (each is stronger than the next) is checked on the same
 matches with a one-sided sign test on head-to-head placings, p < 0.01 per neighbour pair;
@@ -24,7 +24,7 @@ from saloon.sdk.bot import Bot, Decision, MatchInfo
 from saloon.sdk.house import make_house_bot
 
 GAME = "seas-of-strife-v1"
-MATCHES = 160
+MATCHES = 200
 #: Sign-test threshold for "stronger than the next bot" on these matches.
 P_THRESHOLD = 0.01
 

@@ -10,7 +10,14 @@ import pytest
 
 from saloon.referee.match import play_match
 from saloon.referee.seats import InProcessSeat
-from saloon.referee.seeds import derive_seed, text_seed
+from saloon.referee.seeds import (
+    SEED_LIMIT,
+    bot_match_id,
+    bot_seed,
+    derive_seed,
+    secret_seed,
+    text_seed,
+)
 from saloon.sdk.bot import MatchInfo
 from saloon.sdk.house.random_bot import RandomBot
 from saloon.worker.seasons.schedule import SeasonSpec, expand
@@ -66,12 +73,54 @@ class _SeedRecorder(RandomBot):
         super().on_match_start(info)
 
 
-def test_a_match_seeds_each_seat_through_derive_seed() -> None:
-    """Seat i's bot gets derive_seed(match seed, "seat:i")."""
+def test_a_match_seeds_each_seat_through_bot_seed() -> None:
+    """Seat i's bot gets bot_seed(match seed, match id, i)."""
     seen: list[int] = []
     seats = [InProcessSeat(_SeedRecorder(seen), "house:random") for _ in range(3)]
-    play_match("seizure-v1", seats, seed=11)
-    assert seen == [derive_seed(11, f"seat:{i}") for i in range(3)]
+    record = play_match("seizure-v1", seats, seed=11, match_id="s-4")
+    assert seen == [bot_seed(11, "s-4", i) for i in range(3)]
+    assert record.seed == 11  # the record keeps the match seed itself
+
+
+@pytest.mark.parametrize(
+    ("seed", "match_id", "seat", "expected_seed", "expected_id"),
+    [
+        (11, "local-seizure-v1-11", 0, 3315478891179125436, "m-30c582b5debf20d2"),
+        (5, "s-1", 2, 1437948817151342861, "m-30daedb9260af269"),
+    ],
+)
+def test_bot_seed_and_bot_match_id_keep_their_values(
+    seed: int, match_id: str, seat: int, expected_seed: int, expected_id: str
+) -> None:
+    """What a bot is given is pinned: records replay by it."""
+    assert bot_seed(seed, match_id, seat) == expected_seed
+    assert bot_match_id(seed, match_id, seat) == expected_id
+
+
+def test_rotations_of_one_deal_give_a_bot_different_seeds_and_ids() -> None:
+    """The matches of a duplicate deal share their seed; what their bots get does not."""
+    dup = SeasonSpec(
+        "d", "seizure-v1", ("house:random", "house:greedy", "house:search-25"), seats=3,
+        seed=5, duplicate=True,
+    )  # fmt: skip
+    deal = [m for m in expand(dup) if m.deal == 0]
+    assert len(deal) == 3 and len({m.seed for m in deal}) == 1
+    given = {bot_seed(m.seed, m.match_id, s) for m in deal for s in range(3)}
+    ids = {bot_match_id(m.seed, m.match_id, s) for m in deal for s in range(3)}
+    assert len(given) == 9 and len(ids) == 9
+    # Nothing a bot is given is the match seed, or a seed derived from it by a known label.
+    labels = ["chance", *(f"seat:{s}" for s in range(3)), *(f"fallback:{s}" for s in range(3))]
+    known = {deal[0].seed, *(derive_seed(deal[0].seed, label) for label in labels)}
+    assert not given & known
+    assert all(len(i) == 18 and m.match_id not in i for i in ids for m in deal)
+
+
+def test_secret_seeds_come_from_the_os_and_fit_a_seed() -> None:
+    """secret_seed: 63-bit, never the same twice in practice, never the old default 0."""
+    drawn = [secret_seed() for _ in range(200)]
+    assert all(0 <= s < SEED_LIMIT for s in drawn)
+    assert len(set(drawn)) == 200 and 0 not in drawn
+    assert max(drawn) >= 2**60  # the whole range is used, not a small one
 
 
 def test_a_season_seeds_its_matches_through_derive_seed() -> None:
