@@ -126,7 +126,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     season.add_argument("--option", action="append", default=[], type=parse_option)
     season.add_argument("--players", type=int, default=0, help="seats per match")
     season.add_argument("--rounds", type=int, default=1)
-    season.add_argument("--seed", type=int, default=0)
+    season.add_argument("--seed", type=_seed, default=None, help=SEED_HELP)
     season.add_argument("--season-id", default="")
     season.add_argument("--house", action="append", default=[], help="a house bot baseline")
     season.add_argument("--start", action="store_true", help="enqueue its matches now")
@@ -162,6 +162,24 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     return (WorkerError, ArenaClientError)
 
 
+#: ``--seed``'s help: what happens without it, and who sees it.
+SEED_HELP = (
+    "the seed its deals come from (default: a secret one the server draws); published when "
+    "it is over, hidden until then"
+)
+
+
+def _seed(text: str) -> int:
+    """A ``--seed``: an integer in 0..2**63-1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"seed {value} is out of range 0..2**63-1")
+    return value
+
+
 def _add_continuous(lsub: Any) -> None:
     """``saloon ladder continuous start|stop|status`` (docs/arena.md)."""
     cont = lsub.add_parser(
@@ -173,7 +191,7 @@ def _add_continuous(lsub: Any) -> None:
     start.add_argument("--game", required=True)
     start.add_argument("--option", action="append", default=[], type=parse_option)
     start.add_argument("--players", type=int, default=0, help="seats per match")
-    start.add_argument("--seed", type=int, default=0)
+    start.add_argument("--seed", type=_seed, default=None, help=SEED_HELP)
     start.add_argument("--house", action="append", default=[], help="a house bot baseline")
     start.add_argument("--duplicate", action="store_true", help="each table a duplicate deal")
     start.add_argument(

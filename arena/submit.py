@@ -38,7 +38,7 @@ from saloon.referee.errors import RefereeError
 from saloon.referee.limits import DEFAULT_LIMITS, DEFAULT_SANDBOX_LIMITS
 from saloon.referee.match import Match
 from saloon.referee.seats import Seat
-from saloon.referee.seeds import text_seed
+from saloon.referee.seeds import secret_seed
 from saloon.sdk.botref import HOUSE_PREFIX, BotRef
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import (
@@ -222,10 +222,17 @@ def submit(
             f"{name}: these files are bot {twin}'s latest version ({package.version}); "
             "the same code enters a ladder once"
         )
-    result = qualify(package, name, game_id, sandbox, text_seed(package.version))
+    # A fresh secret seed, not one named by the files (the version): a bot cannot compute
+    # its qualification deal, nor tell a qualification match from any other. Kept with
+    # the version it accepts (and logged when refused) so the match can be played again.
+    seed = secret_seed()
+    result = qualify(package, name, game_id, sandbox, seed)
     if not result.passed:
         why = "; ".join(result.faults) or "the match did not complete"
-        log.info("%s %s: qualification failed (%s)", name, package.version, why)
+        log.info(
+            "%s %s: qualification failed (%s; match %s, seed %d)",
+            name, package.version, why, result.match_id, seed,
+        )  # fmt: skip
         return Submission(
             False,
             name,
@@ -235,7 +242,7 @@ def submit(
             f"{name} {package.version}: refused, the qualification match faulted ({why})",
         )
     meta = {
-        "qualification": {"match_id": result.match_id, "rank": result.rank},
+        "qualification": {"match_id": result.match_id, "rank": result.rank, "seed": seed},
         "submitted_by": owner,
     }
     row, new = registry.accept(owner, name, game_id, package, meta)

@@ -60,7 +60,8 @@ def bot_match_id(match_seed: int, match_id: str, seat: int) -> str:
 
 
 def text_seed(text: str) -> int:
-    """A 48-bit seed named by ``text`` alone (a submitted version's qualification match)."""
-    # Not derive_seed: there is no parent seed to hash with. 48 bits because that is
-    # what every stored qualification match was played with.
+    """A 48-bit seed named by ``text`` alone: what a submitted version's qualification
+    match was played with before qualification seeds were secret (anyone could compute
+    it from the files; versions accepted since keep their :func:`secret_seed` instead)."""
+    # Not derive_seed: there is no parent seed to hash with.
     return _digest_int(text, 6)

@@ -240,14 +240,15 @@ class ArenaClient:
         options: Mapping[str, str] | None = None,
         players: int = 0,
         rounds: int = 1,
-        seed: int = 0,
+        seed: int | None = None,
         season_id: str = "",
         house: Sequence[str] = (),
         start: bool = False,
         repeat_every_s: int = 0,
         duplicate: bool = False,
     ) -> Any:
-        """A season of ``game``'s ladder (organisers); the SeasonInfo."""
+        """A season of ``game``'s ladder (organisers); the SeasonInfo. ``seed`` None: the
+        server draws a secret one."""
         request = self.pb.CreateSeasonRequest(
             game=game,
             options=dict(options or {}),
@@ -302,7 +303,7 @@ class ArenaClient:
         *,
         options: Mapping[str, str] | None = None,
         players: int = 0,
-        seed: int = 0,
+        seed: int | None = None,
         house: Sequence[str] = (),
         duplicate: bool = False,
         batch: int = 0,
@@ -310,7 +311,8 @@ class ArenaClient:
         allow_same_owner: bool = False,
         max_batches: int = 0,
     ) -> Any:
-        """Start a continuous ladder (organisers); the LadderInfo."""
+        """Start a continuous ladder (organisers); the LadderInfo. ``seed`` None: the
+        server draws a secret one."""
         request = self.pb.StartLadderRequest(
             ladder_id=ladder_id, game=game, options=dict(options or {}), players=players,
             seed=seed, house=list(house), duplicate=duplicate, batch=batch,

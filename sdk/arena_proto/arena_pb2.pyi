@@ -78,6 +78,9 @@ class StartLadderRequest(_message.Message):
     players: _builtins.int
     """seats per match; 0 = the game's smallest"""
     seed: _builtins.int
+    """Unset: a secret seed from the server's OS random source. Set or not, it is shown to
+    nobody but the ladder's organiser until the ladder is over (docs/seasons.md).
+    """
     duplicate: _builtins.bool
     """each table a duplicate deal (seats rotated)"""
     batch: _builtins.int
@@ -101,7 +104,7 @@ class StartLadderRequest(_message.Message):
         game: _builtins.str = ...,
         options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         players: _builtins.int = ...,
-        seed: _builtins.int = ...,
+        seed: _builtins.int | None = ...,
         house: _abc.Iterable[_builtins.str] | None = ...,
         duplicate: _builtins.bool = ...,
         batch: _builtins.int = ...,
@@ -109,11 +112,13 @@ class StartLadderRequest(_message.Message):
         allow_same_owner: _builtins.bool = ...,
         max_batches: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "seed", b"seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner", b"allow_same_owner", "batch", b"batch", "duplicate", b"duplicate", "game", b"game", "house", b"house", "ladder_id", b"ladder_id", "max_batches", b"max_batches", "min_share", b"min_share", "options", b"options", "players", b"players", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "allow_same_owner", b"allow_same_owner", "batch", b"batch", "duplicate", b"duplicate", "game", b"game", "house", b"house", "ladder_id", b"ladder_id", "max_batches", b"max_batches", "min_share", b"min_share", "options", b"options", "players", b"players", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___StartLadderRequest: _TypeAlias = StartLadderRequest  # noqa: Y015
 
@@ -470,6 +475,9 @@ class CreateSeasonRequest(_message.Message):
     rounds: _builtins.int
     """0 = 1"""
     seed: _builtins.int
+    """Unset: a secret seed from the server's OS random source (repeating: each season's
+    is derived from it). Shown to nobody until its season is over (docs/seasons.md).
+    """
     season_id: _builtins.str
     """"" = <game>-<utc time>"""
     start: _builtins.bool
@@ -493,18 +501,20 @@ class CreateSeasonRequest(_message.Message):
         options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         players: _builtins.int = ...,
         rounds: _builtins.int = ...,
-        seed: _builtins.int = ...,
+        seed: _builtins.int | None = ...,
         season_id: _builtins.str = ...,
         house: _abc.Iterable[_builtins.str] | None = ...,
         start: _builtins.bool = ...,
         repeat_every_s: _builtins.int = ...,
         duplicate: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "seed", b"seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "game", b"game", "house", b"house", "options", b"options", "players", b"players", "repeat_every_s", b"repeat_every_s", "rounds", b"rounds", "season_id", b"season_id", "seed", b"seed", "start", b"start"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "duplicate", b"duplicate", "game", b"game", "house", b"house", "options", b"options", "players", b"players", "repeat_every_s", b"repeat_every_s", "rounds", b"rounds", "season_id", b"season_id", "seed", b"seed", "start", b"start"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___CreateSeasonRequest: _TypeAlias = CreateSeasonRequest  # noqa: Y015
 

@@ -99,7 +99,12 @@ def _add_season_spec(parser: argparse.ArgumentParser, required: bool) -> None:
         "--seats", type=_int_in(2, 6), help="seats per match (default: the game's least)"
     )
     parser.add_argument("--rounds", type=_int_in(1, 10_000), default=1, help="rounds (default 1)")
-    parser.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=0, help="season seed")
+    parser.add_argument(
+        "--seed",
+        type=_int_in(0, 2**63 - 1),
+        default=None,
+        help="season seed (default: a secret one from the OS's random source)",
+    )
     parser.add_argument(
         "--duplicate",
         action="store_true",
@@ -212,7 +217,9 @@ def _store_url(args: argparse.Namespace) -> str:
     return resolve_url(args.store)
 
 
-def _season_from_args(args: argparse.Namespace) -> Any:
+def _season_from_args(args: argparse.Namespace, store: Any) -> Any:
+    """The season the arguments describe; without ``--seed``, a secret seed (the stored
+    season's own when it exists already, so creating it again changes nothing)."""
     from saloon.games import get_game
     from saloon.referee.limits import MatchLimits
     from saloon.worker.sandbox import SandboxKind
@@ -225,7 +232,7 @@ def _season_from_args(args: argparse.Namespace) -> Any:
         participants=tuple(args.bot),
         seats=seats,
         rounds=args.rounds,
-        seed=args.seed,
+        seed=_seed(args, store),
         duplicate=args.duplicate,
         options=dict(args.option),
         limits=MatchLimits(
@@ -235,13 +242,24 @@ def _season_from_args(args: argparse.Namespace) -> Any:
     )
 
 
+def _seed(args: argparse.Namespace, store: Any) -> int:
+    from saloon.referee.seeds import secret_seed
+
+    if args.seed is not None:
+        return int(args.seed)
+    stored = store.season(args.season_id)
+    if stored is not None and "seed" in stored.spec:
+        return int(stored.spec["seed"])
+    return secret_seed()
+
+
 def cmd_create(args: argparse.Namespace, out: TextIO) -> int:
     """Store the season and its schedule."""
     from saloon.worker.seasons.run import create
     from saloon.worker.store.store import Store
 
-    season = _season_from_args(args)
     with Store.open(_store_url(args)) as store:
+        season = _season_from_args(args, store)
         specs = create(store, season)
     out.write(f"season {season.season_id}: {len(specs)} matches of {season.game} scheduled\n")
     return 0
@@ -350,7 +368,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     url = _store_url(args)
     with Store.open(url) as store:
         if args.game:
-            create(store, _season_from_args(args))
+            create(store, _season_from_args(args, store))
         queue = None if args.local else _queue_or_none(args)
         played = _run_queued(store, url, args, queue) if queue else _run_local(store, args, out)
         out.write(f"season {args.season_id}: {played} matches recorded here\n")
