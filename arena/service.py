@@ -29,6 +29,7 @@ from saloon.arena.errors import (
 from saloon.arena.interceptors import current_user
 from saloon.arena.matchmaker import Settings
 from saloon.arena.registry import LadderRow, Registry, User
+from saloon.arena.secrecy import shown_ladder_settings
 from saloon.arena.submit import MAX_UPLOAD_BYTES, Submission, submit
 from saloon.ratings.boards import (
     board_stamp,
@@ -40,6 +41,7 @@ from saloon.ratings.boards import (
 from saloon.ratings.leaderboard import Leaderboard, render_json
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import seat_view
+from saloon.referee.seeds import secret_seed
 from saloon.sdk.arena_proto import arena_pb2 as pb
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
 from saloon.worker.errors import (
@@ -154,7 +156,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             options=dict(request.options),
             players=request.players,
             rounds=request.rounds or 1,
-            seed=request.seed,
+            seed=_asked_seed(request),
             house=tuple(request.house),
             duplicate=request.duplicate,
             sandbox=self.config.season_sandbox,
@@ -252,7 +254,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             game=request.game,
             options=dict(request.options),
             players=request.players,
-            seed=request.seed,
+            seed=_asked_seed(request),
             house=tuple(request.house),
             duplicate=request.duplicate,
             sandbox=self.config.season_sandbox,
@@ -316,8 +318,11 @@ class ArenaService(pb_grpc.ArenaServicer):
             batches=row.batches,
             organiser=row.organiser,
             matches=board.standings.matches,
-            settings_json=json.dumps(asked.to_json(), sort_keys=True),
         )
+        # The seed for its organiser only until the ladder is over (saloon.arena.secrecy).
+        organiser = current_user().name == row.organiser
+        settings = shown_ladder_settings(self.registry, row, asked.to_json(), organiser)
+        info.settings_json = json.dumps(settings, sort_keys=True)
         info.board.CopyFrom(leaderboard_message(board))
         if row.batches:
             season_id = continuous.batch_season_id(row.ladder_id, row.batches)
@@ -411,6 +416,11 @@ class ArenaService(pb_grpc.ArenaServicer):
             return False  # a house bot or a local path: nobody's logs to read
         bot = self.store.bot(name)
         return bot is not None and bot.owner == user.name
+
+
+def _asked_seed(request: Any) -> int:
+    """The seed an organiser set, or a fresh secret one (docs/seasons.md, Secret seeds)."""
+    return int(request.seed) if request.HasField("seed") else secret_seed()
 
 
 def _organiser() -> User:

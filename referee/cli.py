@@ -30,7 +30,7 @@ from saloon.referee.errors import RefereeError
 from saloon.referee.faults import FaultKind
 from saloon.referee.limits import DEFAULT_BANK_MS, DEFAULT_DECISION_MS, DEFAULT_LIMITS
 from saloon.referee.record import MatchRecord, stderr_blocks
-from saloon.referee.replay import Step, replay, verify
+from saloon.referee.replay import Step, replay, verify, verify_deals
 from saloon.referee.shown import shown
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.errors import SdkError
@@ -157,7 +157,8 @@ def register(
     rep.add_argument(
         "--verify",
         action="store_true",
-        help="re-run the log through the engine and check the recorded result",
+        help="re-run the log through the engine and check the recorded result, and that "
+        "every deal is the one the record's seed deals",
     )
     ev = sub.add_parser(
         "eval",
@@ -430,14 +431,19 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         raise RefereeError(
             f"--as-seat {args.as_seat}: the match has seats 0..{len(record.seats) - 1}"
         )
+    deals = 0
     if args.verify:
         verify(record)
+        deals = verify_deals(record)
     if args.json and args.as_seat is None:
         out.write(record.dumps())  # the whole record, as read (and checked, with --verify)
         return 0
     print_match(record, out, as_seat=args.as_seat, raw=args.json)
     if args.verify:
-        out.write("verified: the log replays to the recorded scores and ranks\n")
+        out.write(
+            "verified: the log replays to the recorded scores and ranks, and its "
+            f"{deals} chance draw(s) are the ones seed {record.seed} deals\n"
+        )
     return 0
 
 

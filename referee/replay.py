@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ from saloon.games.errors import GameError
 from saloon.referee.errors import RecordError
 from saloon.referee.match import final_ranks
 from saloon.referee.record import LogEntry, MatchRecord, Outcome
+from saloon.referee.seeds import derive_seed
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,32 @@ def verify(record: MatchRecord) -> State:
         if not 0 <= fault.seat < len(record.seats):
             raise RecordError(f"a fault names seat {fault.seat}, which does not exist")
     return state
+
+
+def verify_deals(record: MatchRecord) -> int:
+    """Check that every chance outcome of ``record`` is the one its seed deals (the match
+    loop draws them from ``derive_seed(seed, "chance")``); how many were checked.
+
+    With a season's published seed (docs/seasons.md, "Secret seeds") this shows that no
+    deal was chosen by hand: the match seed derives from the season's, the deals from it.
+    RecordError names the first outcome that differs.
+    """
+    rng = random.Random(derive_seed(record.seed, "chance"))
+    checked = 0
+
+    def on_step(step: Step) -> None:
+        nonlocal checked
+        if step.entry.is_chance:
+            dealt = tuple(step.before.sample_chance(rng))
+            if dealt != tuple(step.entry.outcome):
+                raise RecordError(
+                    f"log entry {step.index}: seed {record.seed} deals {list(dealt)}, "
+                    f"the record has {list(step.entry.outcome)}"
+                )
+            checked += 1
+
+    replay(record, on_step)
+    return checked
 
 
 def seat_view(record: MatchRecord, seat: int) -> dict[str, Any]:

@@ -16,8 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from saloon.arena.registry import Registry
+from saloon.arena.secrecy import record_published
 from saloon.arena.web.app import context
-from saloon.arena.web.errors import NotFound, SignInRequired
+from saloon.arena.web.errors import Forbidden, NotFound, SignInRequired
 from saloon.arena.web.matchview import load_record, match_replay, seat_replay, seat_stderr
 from saloon.arena.web.owners import seat_owner_check, signed_in_user
 from saloon.arena.web.views import board_json, match_summary, season_summary
@@ -121,6 +123,19 @@ def match(request: Request) -> Response:
     return json_response(match_summary(row))
 
 
+def record(request: Request) -> Response:
+    """A match's full record, seed included, once its season is over (``saloon replay
+    --verify`` checks it; docs/seasons.md, "Secret seeds")."""
+    ctx = context(request)
+    match_id = request.path_params["match_id"]
+    raw = ctx.store.match_record(match_id)
+    if raw is None:
+        raise NotFound(f"no recorded match {match_id!r}")
+    if not record_published(Registry(ctx.store), match_id):
+        raise Forbidden(f"the record of {match_id} (its seed) is published when its season is over")
+    return json_response(raw)
+
+
 def replay(request: Request) -> Response:
     """The viewer's data: the record replayed (``?hands=all``: with the full deal)."""
     ctx = context(request)
@@ -164,6 +179,7 @@ def routes() -> list[Route]:
         ("/api/bots/{name}", bot),
         ("/api/matches", matches),
         ("/api/matches/{match_id}", match),
+        ("/api/matches/{match_id}/record", record),
         ("/api/matches/{match_id}/replay", replay),
         ("/api/matches/{match_id}/seats/{seat:int}", seat),
     ]

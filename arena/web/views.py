@@ -23,6 +23,7 @@ from saloon.arena.boards import BoardCache
 from saloon.arena.continuous import ContinuousRequest, batch_season_id, ladder_stamp
 from saloon.arena.continuous import ladder_board as continuous_board
 from saloon.arena.registry import LadderRow, Registry
+from saloon.arena.secrecy import shown_ladder_settings, shown_season_spec
 from saloon.arena.web.errors import NotFound
 from saloon.games import game_ids
 from saloon.ratings.boards import (
@@ -143,7 +144,8 @@ class Views:
         return {
             **continuous_summary(row),
             "game": request.game,
-            "settings": request.to_json(),
+            # The seed null until the ladder is over (saloon.arena.secrecy).
+            "settings": shown_ladder_settings(Registry(self.store), row, request.to_json()),
             "batch": batch,
             "board": board_json(self.ladder_board(ladder_id)),
         }
@@ -261,6 +263,8 @@ class Views:
             item: dict[str, Any] = {
                 "match_id": m.match_id,
                 "index": m.index,
+                # A duplicate deal's matches share it (and their seed); None otherwise.
+                "deal": m.spec.get("deal"),
                 "status": m.status.value,
                 "seats": [
                     {"bot": shown_name(str(b)), "href": bot_href(shown_name(str(b)))}
@@ -273,7 +277,8 @@ class Views:
             matches.append(item)
         return {
             **season_summary(season, self.store),
-            "spec": season.spec,
+            # The seed null until the season is over (saloon.arena.secrecy).
+            "spec": shown_season_spec(Registry(self.store), season),
             "board": board_json(self.season_board(season_id)),
             "matches": matches,
         }

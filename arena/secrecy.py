@@ -1,0 +1,88 @@
+"""Which seeds may be shown, and when (docs/seasons.md, "Secret seeds").
+
+A season's or ladder's seed computes every deal it will play, so it is shown to nobody
+(web pages, the JSON API, the gRPC API) before it is over; then it is published, so that
+anyone can re-derive every match seed from it and check every deal. A seed an organiser
+set is hidden the same way (it deals the same cards; the organiser knows it anyway).
+
+* A **season** is over when it is done, or cancelled with no match still running (a
+  failed season may run again: its seed stays hidden until it is done or cancelled).
+* A **continuous ladder** is over when it has stopped and its last batch is over. Its
+  batches are seasons whose spec carries the ladder's own seed: a batch's seed is shown
+  when its ladder is over, not when the batch is.
+* A **match's record** (seed included) is published when its season (a ladder's batch) is
+  over: its seed is derived from the season's with a one-way hash, so it tells nothing of
+  any other match, and every rotation of a duplicate deal is in the same season.
+
+The organiser of a ladder sees its settings, seed included, over the gRPC API (they set it
+or had it drawn, and may read every full record of it); everyone else sees ``null``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from saloon.arena.continuous import batch_season_id
+from saloon.arena.registry import LadderRow, Registry
+from saloon.worker.store.rows import MatchStatus, SeasonRow, SeasonStatus
+from saloon.worker.store.store import Store
+
+
+def season_over(store: Store, season: SeasonRow) -> bool:
+    """True when none of ``season``'s matches can still be played."""
+    if season.status is SeasonStatus.DONE:
+        return True
+    if season.status is SeasonStatus.CANCELLED:
+        return store.progress(season.season_id).count(MatchStatus.RUNNING) == 0
+    return False
+
+
+def ladder_over(registry: Registry, row: LadderRow) -> bool:
+    """True when a continuous ladder makes no more batches and its last one is over."""
+    if row.active:
+        return False
+    if not row.batches:
+        return True
+    last = registry.store.season(batch_season_id(row.ladder_id, row.batches))
+    return last is None or season_over(registry.store, last)
+
+
+def season_seed_shown(registry: Registry, season: SeasonRow) -> bool:
+    """True when ``season``'s own seed may be shown to anyone."""
+    if not season_over(registry.store, season):
+        return False
+    ladder_id = season.spec.get("ladder")
+    if ladder_id is None:
+        return True
+    row = registry.continuous(str(ladder_id))
+    return row is None or ladder_over(registry, row)
+
+
+def shown_season_spec(registry: Registry, season: SeasonRow) -> dict[str, Any]:
+    """``season``'s spec as anyone may see it: ``seed`` null until it may be shown."""
+    spec = dict(season.spec)
+    if "seed" in spec and not season_seed_shown(registry, season):
+        spec["seed"] = None
+    return spec
+
+
+def shown_ladder_settings(
+    registry: Registry, row: LadderRow, settings: dict[str, Any], organiser: bool = False
+) -> dict[str, Any]:
+    """A continuous ladder's request as shown: ``seed`` null until the ladder is over,
+    unless shown to its ``organiser``."""
+    out = dict(settings)
+    if "seed" in out and not organiser and not ladder_over(registry, row):
+        out["seed"] = None
+    return out
+
+
+def record_published(registry: Registry, match_id: str) -> bool:
+    """True when ``match_id``'s full record, seed included, may be shown to anyone: its
+    season is over (a match of no season, or of a season since removed, is)."""
+    store = registry.store
+    scheduled = store.scheduled_match(match_id)
+    if scheduled is None:
+        return True
+    season = store.season(scheduled.season_id)
+    return season is None or season_over(store, season)
