@@ -5,8 +5,9 @@ A season's or ladder's seed computes every deal it will play, so it is shown to 
 anyone can re-derive every match seed from it and check every deal. A seed an organiser
 set is hidden the same way (it deals the same cards; the organiser knows it anyway).
 
-* A **season** is over when it is done, or cancelled with no match still running (a
-  failed season may run again: its seed stays hidden until it is done or cancelled).
+* A **season** is over when every match is recorded, or it was cancelled and none still
+  runs (a match that failed may be played again: its season's seed stays hidden until
+  it is recorded or the season cancelled).
 * A **continuous ladder** is over when it has stopped and its last batch is over. Its
   batches are seasons whose spec carries the ladder's own seed: a batch's seed is shown
   when its ladder is over, not when the batch is.
@@ -29,12 +30,13 @@ from saloon.worker.store.store import Store
 
 
 def season_over(store: Store, season: SeasonRow) -> bool:
-    """True when none of ``season``'s matches can still be played."""
-    if season.status is SeasonStatus.DONE:
-        return True
+    """True when none of ``season``'s matches can still be played: every one recorded (or
+    cancelled), whether or not its status was settled yet (a season's status is settled
+    when its progress is next read); a cancelled season once none runs any more."""
+    counts = store.progress(season.season_id)
     if season.status is SeasonStatus.CANCELLED:
-        return store.progress(season.season_id).count(MatchStatus.RUNNING) == 0
-    return False
+        return counts.count(MatchStatus.RUNNING) == 0
+    return counts.remaining == 0 and counts.count(MatchStatus.FAILED) == 0
 
 
 def ladder_over(registry: Registry, row: LadderRow) -> bool:
