@@ -28,7 +28,7 @@ from saloon.referee.seats import (
     SeatFactory,
     StartInfo,
 )
-from saloon.referee.seeds import bot_match_id, bot_seed, derive_seed
+from saloon.referee.seeds import LOCAL_PREFIX, bot_match_id, bot_seed, derive_seed
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house.random_bot import RandomBot
 
@@ -104,7 +104,7 @@ class Match:
         self.options = game.parse_options(options)
         self.seed = seed
         self.limits = limits
-        self.match_id = match_id or f"local-{game.id}-{seed}"
+        self.match_id = match_id or f"{LOCAL_PREFIX}{game.id}-{seed}"
         if wall_ms is None:
             wall_ms = wall_cap_ms(limits, len(self.seats), game.max_length)
         self.wall_ms = wall_ms

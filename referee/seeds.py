@@ -24,6 +24,8 @@ import secrets
 
 #: Every seed is below this (they fit a signed 64-bit integer and the protocols' uint64).
 SEED_LIMIT = 2**63
+#: How the id of a match played outside the arena starts (``local-<game>-<seed>``).
+LOCAL_PREFIX = "local-"
 
 
 def _digest_int(text: str, size: int) -> int:
@@ -48,7 +50,13 @@ def bot_seed(match_seed: int, match_id: str, seat: int) -> int:
     Derived from the match seed, the match id and the seat: a bot drawing only from it
     replays exactly with its match, two rotations of a duplicate deal (one match seed, two
     match ids) give different seeds, and without the match seed it names no match or deal.
+
+    Local play (``saloon play``, ``saloon eval``: match ids ``local-...``, which no season
+    may use) keeps ``derive_seed(match seed, "seat:i")``: its seed is the player's own,
+    there is nothing to hide, and every local record and figure made before replays.
     """
+    if match_id.startswith(LOCAL_PREFIX):
+        return derive_seed(match_seed, f"seat:{seat}")
     return derive_seed(match_seed, f"bot:{match_id}:seat:{seat}")
 
 

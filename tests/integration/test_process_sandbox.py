@@ -28,7 +28,7 @@ from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote import ProcessSeat
-from saloon.referee.seeds import bot_seed
+from saloon.referee.seeds import derive_seed
 from saloon.worker.sandbox.base import sweep_orphans
 
 from .helpers import bot, check_record
@@ -84,7 +84,7 @@ def gone(token: str) -> bool:
 
 def fresh_seed() -> tuple[int, str]:
     seed = random.randrange(1, 2**31)
-    return seed, f"saloon-token-{bot_seed(seed, f'local-{GAME}-{seed}', 0)}"
+    return seed, f"saloon-token-{derive_seed(seed, 'seat:0')}"
 
 
 @needs_pid_namespace

@@ -13,8 +13,6 @@ game keep the test command quick; ``bench/search.py`` prints every seat count at
 
 from __future__ import annotations
 
-from math import comb
-
 from saloon.games import get_game
 from saloon.referee.match import Match
 from saloon.referee.record import MatchRecord
@@ -88,16 +86,13 @@ def test_search_beats_greedy_at_western_showdown_by_win_rate() -> None:
 
 def test_search_beats_greedy_at_seizure_by_win_rate() -> None:
     """24 two-seat Seizure games, search (200 playouts per decision, house:search's
-    default) against house:greedy, alternating seats. Seizure has ties, which count for
-    neither side: the one-sided sign test over the untied games must give p <= 0.032 (the
-    p of 17 wins of 24, the threshold before ties were set aside). Measured at the time of
-    writing: 19 wins, 5 losses (p = 0.0033); 29 wins, 10 losses, 1 tie over seeds 0..39;
-    since bots' seeds name their match (saloon.referee.seeds.bot_seed): 15 wins, 5 losses,
-    4 ties (p = 0.021)."""
+    default) against house:greedy, alternating seats. Threshold 17 wins: under the null
+    hypothesis (search no better than greedy) P(wins >= 17) <= P(X >= 17 | Binomial(24,
+    1/2)) = 0.032 (one-sided sign test; a tie counts for neither side and only makes it
+    less likely). Measured at the time of writing: 19 wins, 5 losses (P(X >= 19) = 0.0033);
+    29 wins, 10 losses, 1 tie over seeds 0..39."""
     better, worse = sign_test(against_greedy("seizure-v1", 2, 200, 24), 2)
-    n = better + worse
-    p = sum(comb(n, k) for k in range(better, n + 1)) / 2**n
-    assert p <= 0.032, f"wins {better}, losses {worse}, p {p:.3g}"
+    assert better >= 17, f"wins {better}, losses {worse}"
 
 
 def test_more_iterations_beat_fewer_at_seizure() -> None:

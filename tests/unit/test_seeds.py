@@ -80,12 +80,23 @@ def test_a_match_seeds_each_seat_through_bot_seed() -> None:
     record = play_match("seizure-v1", seats, seed=11, match_id="s-4")
     assert seen == [bot_seed(11, "s-4", i) for i in range(3)]
     assert record.seed == 11  # the record keeps the match seed itself
+    assert seen != [derive_seed(11, f"seat:{i}") for i in range(3)]
+
+
+def test_local_play_keeps_the_seat_seeds_it_always_had() -> None:
+    """A match played outside the arena (``local-...``) seeds seat i with
+    derive_seed(match seed, "seat:i"), so local records and figures replay as before."""
+    seen: list[int] = []
+    seats = [InProcessSeat(_SeedRecorder(seen), "house:random") for _ in range(3)]
+    record = play_match("seizure-v1", seats, seed=11)
+    assert record.match_id == "local-seizure-v1-11"
+    assert seen == [derive_seed(11, f"seat:{i}") for i in range(3)]
 
 
 @pytest.mark.parametrize(
     ("seed", "match_id", "seat", "expected_seed", "expected_id"),
     [
-        (11, "local-seizure-v1-11", 0, 3315478891179125436, "m-30c582b5debf20d2"),
+        (11, "local-seizure-v1-11", 0, derive_seed(11, "seat:0"), "m-30c582b5debf20d2"),
         (5, "s-1", 2, 1437948817151342861, "m-30daedb9260af269"),
     ],
 )
