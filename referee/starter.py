@@ -85,10 +85,23 @@ test("my bot plays {game} without a fault", () => {
 });
 """
 
+_SHELL_TEST = """#!/bin/sh
+# Run with: sh test.sh   (needs the saloon command and a Docker engine)
+# Builds and plays the bot in this folder as the arena would (its own container, the same
+# referee) against house:random, a few matches; fails on a compile error, a protocol slip
+# or a fault.
+exec saloon check-bot "$(dirname "$0")" --game {game}
+"""
+
 #: The kit folder and starter-file suffix of each language with a starter kit.
 KIT_STARTERS: dict[Language, tuple[str, str]] = {
     Language.JAVASCRIPT: ("js", ".js"),
     Language.TYPESCRIPT: ("js", ".ts"),
+    Language.GO: ("go", ".go"),
+}
+#: The test a kit starter comes with, by language (node's test runner's otherwise).
+KIT_TESTS: dict[Language, tuple[str, str, str]] = {
+    Language.GO: ("test.sh", _SHELL_TEST, "sh"),
 }
 
 
@@ -117,8 +130,13 @@ def next_steps(game_id: str, folder: str | Path, lang: str = "python") -> str:
         return f"next: saloon play {game_id} --seat {bot} ...   and   pytest {test}\n"
     return (
         f"next: saloon play {game_id} --seat docker:{folder} --seat house:random ...   "
-        f"and   saloon check-bot {folder}   (or: node --test {Path(folder) / 'test.js'})\n"
+        f"and   saloon check-bot {folder}   (or: {_test_command(language, Path(folder))})\n"
     )
+
+
+def _test_command(language: Language, folder: Path) -> str:
+    name, _, runner = KIT_TESTS.get(language, ("test.js", _NODE_TEST, "node --test"))
+    return f"{runner} {folder / name}"
 
 
 def write_starter(game_id: str, folder: str | Path, lang: str = "python") -> list[Path]:
@@ -161,8 +179,9 @@ def _write_kit(game_id: str, target: Path, language: Language) -> list[Path]:
     files = {
         entry: source.read_text(encoding="utf-8"),
         MANIFEST: f'language = "{language.value}"\nentry = "{entry}"\n',
-        "test.js": _NODE_TEST.replace("{game}", game_id),
     }
+    test_name, test_text, _ = KIT_TESTS.get(language, ("test.js", _NODE_TEST, "node --test"))
+    files[test_name] = test_text.replace("{game}", game_id)
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in files.items():

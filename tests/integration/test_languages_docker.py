@@ -4,6 +4,7 @@ and hostile builds contained and refused with nothing left."""
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from saloon.referee.match import play_match
 from saloon.referee.replay import verify
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.house import make_house_bot
-from saloon.sdk.languages import Language
+from saloon.sdk.languages import SPECS, Language
 from saloon.worker.errors import BaseImageMissing, BuildFailed, UnsupportedLanguage
 from saloon.worker.sandbox.build import BuildLimits, build_version
 from saloon.worker.sandbox.docker import DockerSandbox
@@ -115,13 +116,15 @@ def test_a_typescript_compile_error_is_refused_with_the_authors_file_and_line(
 def test_a_language_without_a_runtime_is_refused_before_anything_is_built(
     sandbox: DockerSandbox, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "gobot"
+    without = [spec for lang, spec in SPECS.items() if lang not in RUNTIMES]
+    if not without:
+        pytest.skip("every language has a runtime now")
+    spec = without[0]
+    folder = tmp_path / "nobot"
     folder.mkdir()
-    (folder / "bot.go").write_text("package main\n")
-    if Language.GO in RUNTIMES:
-        pytest.skip("Go has a runtime now")
-    with pytest.raises(UnsupportedLanguage, match="no runtime for Go bots"):
-        sandbox.seat(str(folder), "gobot")
+    (folder / spec.entry).write_text("\n")
+    with pytest.raises(UnsupportedLanguage, match=f"no runtime for {re.escape(spec.label)} bots"):
+        sandbox.seat(str(folder), "nobot")
 
 
 HOSTILE_BUILDS = {

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from saloon.games import game_ids
-from saloon.referee.starter import StarterError, next_steps, write_starter
-from saloon.sdk.languages import Language, detect_path
+from saloon.referee.starter import KIT_STARTERS, StarterError, next_steps, write_starter
+from saloon.sdk.languages import SPECS, Language, detect_path
 
 
 @pytest.mark.parametrize("game", sorted(game_ids()))
@@ -29,11 +30,28 @@ def test_a_kit_starter_declares_its_language_and_has_a_test(
 
 
 def test_a_language_without_a_kit_and_an_unknown_one_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(StarterError, match="no starter kit for Go yet"):
-        write_starter("seizure-v1", tmp_path / "go", "go")
+    without = [lang for lang in SPECS if lang is not Language.PYTHON and lang not in KIT_STARTERS]
+    for language in without:
+        said = re.escape(f"no starter kit for {SPECS[language].label} yet")
+        with pytest.raises(StarterError, match=said):
+            write_starter("seizure-v1", tmp_path / language.value, language.value)
+        assert not (tmp_path / language.value).exists()
     with pytest.raises(StarterError, match="unknown language 'cobol'"):
         write_starter("seizure-v1", tmp_path / "cobol", "cobol")
-    assert not (tmp_path / "go").exists() and not (tmp_path / "cobol").exists()
+    assert not (tmp_path / "cobol").exists()
+
+
+@pytest.mark.parametrize("game", sorted(game_ids()))
+def test_the_go_starter_declares_go_and_has_a_check_bot_script(tmp_path: Path, game: str) -> None:
+    folder = tmp_path / "mybot"
+    written = {p.name for p in write_starter(game, folder, "go")}
+    manifest = detect_path(folder)
+    assert (manifest.language, manifest.declared) == (Language.GO, True)
+    assert written == {"bot.go", "saloon.toml", "test.sh"}
+    test = (folder / "test.sh").read_text()
+    assert f'saloon check-bot "$(dirname "$0")" --game {game}' in test
+    assert "func Act(raw saloon.Decision) int" in (folder / "bot.go").read_text()
+    assert f"sh {folder / 'test.sh'}" in next_steps(game, folder, "go")
 
 
 def test_python_stays_the_default(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ from saloon.worker.sandbox.packages import BotPackage
 BUILD_ROOT = f"{BOT_ROOT}/build"
 #: Where the Node.js runtime lives inside its image.
 JS_HOME = "/opt/saloon/js"
+#: Where the Go runtime (GOPATH, build script, precompiled build cache) lives in its image.
+GO_HOME = "/opt/saloon/go"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,17 @@ def _ts_build(package: BotPackage, out: str) -> list[str]:
     ]
 
 
+def _go_serve(package: BotPackage, socket: str) -> list[str]:
+    return [f"{BUILD_ROOT}/bot", "--socket", socket]
+
+
+def _go_build(package: BotPackage, out: str) -> list[str]:
+    # kits/go/build.sh: `go build` of the entry's package (GOPATH mode, offline) with the
+    # program's main added, from the image's precompiled cache; the binary is OUT/bot.
+    folder = package.entry.rpartition("/")[0] or "."
+    return ["sh", f"{GO_HOME}/build.sh", out, folder]
+
+
 PYTHON = Runtime((Language.PYTHON,), None, "saloon-bot-base", _python_serve)
 NODE = Runtime(
     (Language.JAVASCRIPT, Language.TYPESCRIPT),
@@ -117,12 +130,14 @@ NODE = Runtime(
     _js_serve,
 )
 NODE_TS = Runtime((Language.TYPESCRIPT,), "js", "saloon-bot-js", _js_serve, BuildStep(_ts_build))
+GO = Runtime((Language.GO,), "go", "saloon-bot-go", _go_serve, BuildStep(_go_build))
 
 #: Every language's runtime (a language missing here is refused at submission).
 RUNTIMES: dict[Language, Runtime] = {
     Language.PYTHON: PYTHON,
     Language.JAVASCRIPT: NODE,
     Language.TYPESCRIPT: NODE_TS,
+    Language.GO: GO,
 }
 
 
