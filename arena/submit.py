@@ -13,7 +13,8 @@ stored, so a refused submission changes nothing.
    (:class:`~saloon.arena.errors.SameCode`): the same code under two names would enter
    the ladder twice (Halite's one-entry rule; the first bot keeps the place, and a
    continuous ladder seats identical files once even if they got in before this check);
-4. the qualification match: the bot in seat 0 against house bots (``greedy``, then
+4. the qualification match: the bot in a seat its secret seed picks (so neither the
+   seat nor the deal tells it that it is being qualified) against house bots (``greedy``, then
    ``random``, ...) with the default clocks, in the submission's sandbox (its image is built
    here, before the match). It passes when the match completes and the bot has no fault;
 5. only then: the package, the bot and the version go into the store.
@@ -38,7 +39,7 @@ from saloon.referee.errors import RefereeError
 from saloon.referee.limits import DEFAULT_LIMITS, DEFAULT_SANDBOX_LIMITS
 from saloon.referee.match import Match
 from saloon.referee.seats import Seat
-from saloon.referee.seeds import secret_seed
+from saloon.referee.seeds import derive_seed, secret_seed
 from saloon.sdk.botref import HOUSE_PREFIX, BotRef
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import (
@@ -139,6 +140,11 @@ def _shown_name(filename: str, suffix: str) -> str:
     return name
 
 
+def qualify_seat(seed: int, seats: int) -> int:
+    """The seat a qualification match dealt from ``seed`` puts the candidate in."""
+    return derive_seed(seed, "qualify-seat") % seats
+
+
 def qualify(
     package: BotPackage, name: str, game_id: str, sandbox: Sandbox, seed: int
 ) -> Qualification:
@@ -148,33 +154,35 @@ def qualify(
         f"{HOUSE_PREFIX}{QUALIFIERS[i % len(QUALIFIERS)]}" for i in range(game.min_players - 1)
     )
     match_id = f"qualify-{name}-{package.version.partition(':')[2]}"
+    me = qualify_seat(seed, game.min_players)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="saloon-qualify-") as tmp:
         package.write(Path(tmp))
         path = package.runtime_path(tmp)
         seats: list[Seat] = []
         try:
-            seats.append(
-                sandbox.seat(
-                    path,
-                    str(BotRef.stored(name, package.version)),
-                    package.version,
-                    DEFAULT_SANDBOX_LIMITS,
-                )
-            )
             seats += [resolve_seat(ref, game_id) for ref in opponents]
+            candidate = sandbox.seat(
+                path,
+                str(BotRef.stored(name, package.version)),
+                package.version,
+                DEFAULT_SANDBOX_LIMITS,
+            )
+            seats.insert(me, candidate)
             match = Match(game, seats, seed, {}, DEFAULT_LIMITS, match_id=match_id)
         except (BotLoadError, PackageError, GameError, RefereeError) as exc:
             for seat in seats:
                 seat.close()
             raise RegistryError(f"the bot cannot be seated: {exc}") from None
         record = match.run()
-        stderr = seats[0].diagnostics()
+        stderr = seats[me].diagnostics()
     faults = tuple(
-        f"{f.kind.value} at decision {f.decision}: {f.detail}" for f in record.faults if f.seat == 0
+        f"{f.kind.value} at decision {f.decision}: {f.detail}"
+        for f in record.faults
+        if f.seat == me
     )
-    rank = record.ranks[0] + 1 if record.ranks else 0  # the record's ranks are 0-based
-    passed = record.outcome.value == "completed" and not faults and 0 not in record.played_out
+    rank = record.ranks[me] + 1 if record.ranks else 0  # the record's ranks are 0-based
+    passed = record.outcome.value == "completed" and not faults and me not in record.played_out
     return Qualification(
         passed=passed,
         match_id=match_id,
@@ -242,7 +250,12 @@ def submit(
             f"{name} {package.version}: refused, the qualification match faulted ({why})",
         )
     meta = {
-        "qualification": {"match_id": result.match_id, "rank": result.rank, "seed": seed},
+        "qualification": {
+            "match_id": result.match_id,
+            "rank": result.rank,
+            "seed": seed,
+            "seat": qualify_seat(seed, get_game(game_id).min_players),
+        },
         "submitted_by": owner,
     }
     row, new = registry.accept(owner, name, game_id, package, meta)

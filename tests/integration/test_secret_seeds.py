@@ -195,7 +195,9 @@ def _play_and_attack(
     version = store.versions("seedbot")[-1]
     stored_q = int(version.meta["qualification"]["seed"])
     qualify_id = version.meta["qualification"]["match_id"]
-    assert bot_seed(stored_q, qualify_id, 0) == int(q_seed)  # reproducible from the store
+    q_seat = int(version.meta["qualification"]["seat"])
+    assert q_seat == derive_seed(stored_q, "qualify-seat") % 2  # picked by the secret seed
+    assert bot_seed(stored_q, qualify_id, q_seat) == int(q_seed)  # reproducible from the store
     old = text_seed(reply.version)  # what the files alone named before
     assert int(q_seed) not in {bot_seed(old, qualify_id, 0), derive_seed(old, "seat:0")}
 

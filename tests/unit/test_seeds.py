@@ -142,3 +142,13 @@ def test_a_season_seeds_its_matches_through_derive_seed() -> None:
         "d", "seizure-v1", ("house:random", "house:greedy"), seats=2, seed=5, duplicate=True
     )
     assert [m.seed for m in expand(dup)] == [derive_seed(5, "deal:0")] * 2
+
+
+def test_a_qualification_seats_the_candidate_where_its_secret_seed_says() -> None:
+    """The candidate's seat is the seed's, not always seat 0: every seat comes up."""
+    from saloon.arena.submit import qualify_seat
+
+    for seats in (2, 3):
+        picked = [qualify_seat(secret_seed(), seats) for _ in range(300)]
+        assert set(picked) == set(range(seats))
+    assert qualify_seat(5, 2) == derive_seed(5, "qualify-seat") % 2
