@@ -17,6 +17,12 @@ set is hidden the same way (it deals the same cards; the organiser knows it anyw
 
 The organiser of a ladder sees its settings, seed included, over the gRPC API (they set it
 or had it drawn, and may read every full record of it); everyone else sees ``null``.
+
+Not withheld: a finished match's replay (``/api/matches/ID/replay``, its deal with
+``?hands=all``) while its season runs, as before. In a duplicate season it shows a deal
+that another rotation may still play; nothing seated in that rotation can read it (a
+season's entries and a batch's versions are fixed before any of its matches is played,
+and a Docker seat has no network; the process sandbox is not for untrusted bots).
 """
 
 from __future__ import annotations
