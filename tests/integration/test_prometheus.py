@@ -2,7 +2,8 @@
 scrapes a running arena (``saloon serve``) and two workers (``--metrics``) while a season
 plays: PromQL over its HTTP API gives the queue seen non-empty then empty, the matches
 played, the faults by kind and the results recorded, as the store has them, and a board
-lag of 0; ``promtool`` loads deploy/prometheus/alerts.yml, and a worker killed by pid fires
+lag of 0 (and the worker that logs JSON names the season, job and worker in its
+job lines); ``promtool`` loads deploy/prometheus/alerts.yml, and a worker killed by pid fires
 SaloonWorkerDown. The test's Prometheus scrapes and evaluates every second and its copy
 of the rules waits 2 s where deploy/'s waits minutes (``for:``), so all of it takes well
 under a minute after the processes are up."""
@@ -148,9 +149,10 @@ def test_prometheus_scrapes_an_arena_and_two_workers_while_a_season_plays(
             "--season-sandbox", "process", "--log-format", "json",
         ],
     )  # fmt: skip
+    # The second worker logs JSON (--log-format json): its job lines name the season.
     worker_procs = [
-        workers.start(redis_url, queue, "--store", pg_url, "--metrics", f"127.0.0.1:{port}")
-        for port in metrics
+        workers.start(redis_url, queue, "--store", pg_url, "--metrics", f"127.0.0.1:{port}", *extra)
+        for port, extra in zip(metrics, ([], ["--log-format", "json"]), strict=True)
     ]
 
     # Its own Prometheus: every second, rules waiting 2 s.
@@ -245,6 +247,11 @@ def test_prometheus_scrapes_an_arena_and_two_workers_while_a_season_plays(
         logs,
     )
     assert not prom.query("ALERTS{alertname='SaloonWorkerDown'}")
+    lines = [json.loads(line) for line in (tmp_path / "worker-1.log").read_text().splitlines()]
+    jobs = [line for line in lines if line.get("season") == sid]
+    assert jobs, lines
+    for line in jobs:
+        assert line["job"] and line["worker"] and line["level"] and line["logger"]
 
     # A forced fault: worker 0 killed by pid; its alert fires.
     killed = worker_procs[0]
