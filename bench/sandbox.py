@@ -2,7 +2,7 @@
 and what keeping duplicate deals apart costs the warm pool.
 
     .venv/bin/python bench/sandbox.py [--matches 10] [--cold 5] [--no-gvisor]
-        [--dup-rounds 4] [--dup-seasons 3] [--only-duplicate]
+        [--dup-rounds 4] [--dup-seasons 3] [--only-duplicate] [--only-languages]
 
 Needs a Docker engine and the bot base image (bash deploy/dev.sh test builds both). Every
 bot seat is the same small bot package (first legal action), so the figures are the
@@ -26,14 +26,23 @@ compared with, measured in the same run:
    and the containers it started; the ratio of kept-apart to today's; and the wall time
    kept-apart adds per container it starts beyond today's (a cold start, paid once per
    bot version, rotation and worker: the longer the season, the less it weighs).
+5. Each language's runtime beside Python's (``--only-languages`` alone): the same bot
+   (first legal action) in each language whose runtime image is built, in the Docker
+   sandbox: a version's build (its image, and for a compiled language its build step), the
+   cold start (a new container to its first decision answered) and the decision round trip
+   (the referee's decide() on a running runtime: request out, answer in), over ``--cold``
+   Seizure matches per language played in turn, so a noisy neighbour hits each alike; each
+   runtime's median and its ratio to Python's (target: <= 1.1x).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from rich.console import Console
@@ -51,6 +60,15 @@ LIMITS = MatchLimits(decision_ms=10_000, bank_ms=60_000, start_ms=60_000)
 #: Seats per game (the smallest table each game takes).
 GAMES = {"seizure-v1": 2, "western-showdown-v1": 2, "seas-of-strife-v1": 3}
 BOT = "def act(decision):\n    return decision.legal[0]\n"
+#: Table 5's bot in each language: the entry file and its text (first legal action).
+LANGUAGE_BOTS = {
+    "python": ("bot.py", BOT),
+    "go": (
+        "bot.go",
+        'package main\n\nimport "saloon"\n\nfunc Act(d saloon.Decision) int { return 0 }\n',
+    ),
+    "javascript": ("bot.js", "exports.act = (decision) => decision.legal[0];\n"),
+}
 
 
 class FirstDecision(Seat):
@@ -83,6 +101,89 @@ class FirstDecision(Seat):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class Timed(FirstDecision):
+    """FirstDecision, and the seconds of every decision after the first."""
+
+    def __init__(self, inner: Seat) -> None:
+        super().__init__(inner)
+        self.trips: list[float] = []
+
+    def decide(self, request: DecisionRequest) -> int:
+        started = time.perf_counter()
+        answer = super().decide(request)
+        if self.first != self.launched and self.first < started:
+            self.trips.append(time.perf_counter() - started)
+        return answer
+
+
+def language_figures(root: Path, matches: int) -> dict[str, dict[str, list[float]]]:
+    """Table 5's figures per language with a built image: "build" (seconds of a new
+    version's image, its build step included), "cold" (launch to first decision), "trip"
+    (each decision after the first)."""
+    from saloon.sdk.languages import Language
+    from saloon.worker.errors import BaseImageMissing
+    from saloon.worker.sandbox.images import base_image_id
+    from saloon.worker.sandbox.runtimes import runtime_for
+
+    sandbox = DockerSandbox(warm=False)
+    out: dict[str, dict[str, list[float]]] = {}
+    try:
+        bots = {}
+        for lang, (entry, text) in LANGUAGE_BOTS.items():
+            try:
+                base_image_id(sandbox.client, runtime_for(Language(lang)).tag())
+            except BaseImageMissing:
+                continue
+            folder = root / f"lang-{lang}"
+            folder.mkdir()
+            (folder / entry).write_text(text)
+            bots[lang] = str(folder)
+            out[lang] = {"build": [], "cold": [], "trip": []}
+            for n in range(3):  # each a new version: its whole build, timed
+                version = root / f"lang-{lang}-v{n}"
+                shutil.copytree(folder, version)
+                suffix = "\n# v" if lang == "python" else "\n// v"
+                (version / entry).write_text(text + f"{suffix}{n} {uuid.uuid4().hex}\n")
+                started = time.perf_counter()
+                sandbox.image(load_package(version))
+                out[lang]["build"].append(time.perf_counter() - started)
+            sandbox.image(load_package(folder))
+        for seed in range(matches):
+            for lang, bot in bots.items():
+                seats = [Timed(sandbox.seat(bot, f"{lang}{i}")) for i in range(2)]
+                record = play_match("seizure-v1", list(seats), seed=seed, limits=LIMITS)
+                if record.faults:
+                    raise SystemExit(f"{lang} bench bot faulted: {record.faults}")
+                for seat in seats:
+                    out[lang]["cold"].append(seat.first - seat.launched)
+                    out[lang]["trip"].extend(seat.trips)
+    finally:
+        sandbox.close()
+    return out
+
+
+def language_table(console: Console, figures: dict[str, dict[str, list[float]]]) -> None:
+    """Print table 5."""
+    table = Table(
+        title="Each language's runtime beside Python's, docker, seizure-v1 (medians; "
+        "ratio to Python's)"
+    )
+    table.add_column("runtime")
+    table.add_column("version build s", justify="right")
+    table.add_column("cold start ms", justify="right")
+    table.add_column("decision round trip us", justify="right")
+    base = {k: statistics.median(v) for k, v in figures["python"].items()}
+    for lang, values in figures.items():
+        med = {k: statistics.median(v) for k, v in values.items()}
+        table.add_row(
+            lang,
+            f"{med['build']:.1f}",
+            f"{med['cold'] * 1000:.0f} ({med['cold'] / base['cold']:.2f}x)",
+            f"{med['trip'] * 1e6:.0f} ({med['trip'] / base['trip']:.2f}x, n={len(values['trip'])})",
+        )
+    console.print(table)
 
 
 def match_seconds(sandbox: Sandbox, bot: str, game: str, seats: int, seed: int) -> float:
@@ -162,10 +263,14 @@ def main() -> None:
     parser.add_argument("--dup-rounds", type=int, default=4, help="deals per duplicate season")
     parser.add_argument("--dup-seasons", type=int, default=3, help="duplicate seasons per kind")
     parser.add_argument("--only-duplicate", action="store_true", help="table 4 alone")
+    parser.add_argument("--only-languages", action="store_true", help="table 5 alone")
     args = parser.parse_args()
     console = Console()
 
     with tempfile.TemporaryDirectory() as tmp:
+        language_table(console, language_figures(Path(tmp), args.cold))
+        if args.only_languages:
+            return
         bot = str(Path(tmp) / "bot")
         Path(bot).mkdir()
         (Path(bot) / "bot.py").write_text(BOT)
