@@ -36,6 +36,7 @@ import orjson
 import pytest
 import sqlalchemy as sa
 
+from saloon.arena.registry import Registry, Role
 from saloon.ratings.boards import game_leaderboard, rebuilt_leaderboard, season_leaderboard
 from saloon.ratings.leaderboard import Leaderboard
 from saloon.referee.match import play_match
@@ -95,6 +96,8 @@ class Filled:
     rows: dict[str, list[dict[str, Any]]]
     records: dict[str, Any]
     boards: dict[str, Leaderboard]
+    #: Each user's token: it still signs them in after the upgrade.
+    tokens: dict[str, str]
 
 
 def _boards(store: Store) -> dict[str, Leaderboard]:
@@ -106,7 +109,7 @@ def _boards(store: Store) -> dict[str, Leaderboard]:
     return boards
 
 
-def _fill(store: Store) -> dict[str, Any]:
+def _fill(store: Store) -> tuple[dict[str, Any], dict[str, str]]:
     for name, owner in (("alice", "ann"), ("bob", "bo"), ("carl", "cy"), ("zed", "zo")):
         store.add_bot(name, owner)
     store.add_version("alice", "v1", {"language": "python", "package": "a" * 64})
@@ -148,14 +151,9 @@ def _fill(store: Store) -> dict[str, Any]:
     records["loose-0"] = loose
     store.set_season_status("s1", SeasonStatus.DONE)
     store.set_season_status("s4", SeasonStatus.FAILED)
+    registry = Registry(store)  # users through the arena's own API: whatever a user holds
+    tokens = {"ann": registry.add_user("ann"), "olga": registry.add_user("olga", Role.ORGANISER)}
     with store.write("fill arena") as conn:
-        conn.execute(
-            t.users.insert(),
-            [
-                {"name": "ann", "role": "user", "token_hash": "1" * 64, "created_at": WHEN},
-                {"name": "olga", "role": "organiser", "token_hash": "2" * 64, "created_at": WHEN},
-            ],
-        )
         conn.execute(
             t.packages.insert(),
             [{"digest": "a" * 64, "data": b"\x1f\x8b package", "size": 11, "created_at": WHEN}],
@@ -195,7 +193,7 @@ def _fill(store: Store) -> dict[str, Any]:
                 }
             ],
         )
-    return records
+    return records, tokens
 
 
 def _read_all(conn: sa.Connection, tables: list[sa.Table]) -> dict[str, list[dict[str, Any]]]:
@@ -212,11 +210,11 @@ def _read_all(conn: sa.Connection, tables: list[sa.Table]) -> dict[str, list[dic
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
     url = str(tmp_path_factory.mktemp("head") / "head.db")
     with Store.open(url) as store:
-        records = _fill(store)
+        records, tokens = _fill(store)
         boards = _boards(store)  # also writes the boards' checkpoints
         with store.read("dump") as conn:
             rows = _read_all(conn, list(t.metadata.sorted_tables))
-    yield Filled(rows, records, boards)
+    yield Filled(rows, records, boards, tokens)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -329,6 +327,12 @@ def test_a_store_of_an_earlier_schema_upgrades_with_every_record_and_board_intac
         ]
         assert store.progress("s4").count(MatchStatus.FAILED) == 1
         assert [v.version for v in store.versions("alice")] == ["v1", "v2"]
+        registry = Registry(store)
+        if "users" in before:  # the revision had users: their tokens still sign them in
+            for name, token in filled.tokens.items():
+                assert registry.authenticate(token).name == name
+        else:
+            assert registry.users() == []
         boards = _boards(store)
         for name, board in filled.boards.items():
             _same_board(boards[name], board)
