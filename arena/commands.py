@@ -32,6 +32,7 @@ from saloon.sdk.client import (
 from saloon.worker.errors import WorkerError
 from saloon.worker.logs import add_log_format_argument, configure_logging
 from saloon.worker.sandbox import SandboxKind
+from saloon.worker.sandbox.stored import version_language
 from saloon.worker.seasons.cli import add_store_argument
 
 #: Owner of bots submitted to a local store (no server): the OS user.
@@ -361,20 +362,26 @@ def _print_submission(out: TextIO, accepted: bool, message: str, q: Any) -> int:
 
 def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
     """List bots and versions (server or local store)."""
-    rows: list[tuple[str, str, str, list[str]]] = []
+    rows: list[tuple[str, str, str, list[str], str]] = []
     with server_or_local(args.server, args.token, args.tls_ca) as client:
         if client is not None:
             for bot in client.bots(args.game, args.owner):
-                rows.append((bot.name, bot.owner, bot.game, [v.version for v in bot.versions]))
+                versions = [v.version for v in bot.versions]
+                language = bot.versions[-1].language if bot.versions else ""
+                rows.append((bot.name, bot.owner, bot.game, versions, language or "python"))
         else:
             with _registry(args) as registry:
                 for s in registry.latest(game=args.game, owner=args.owner):
                     versions = [v.version for v in s.history]
-                    rows.append((s.bot, s.owner, s.game, versions))
+                    language = version_language(s.version.meta)
+                    rows.append((s.bot, s.owner, s.game, versions, language))
     if not rows:
         out.write("no bots\n")
-    for name, owner, game, versions in rows:
-        out.write(f"{name}  ({owner}, {game})  {len(versions)} version(s), latest {versions[-1]}\n")
+    for name, owner, game, versions, language in rows:
+        out.write(
+            f"{name}  ({owner}, {game}, {language})  {len(versions)} version(s), "
+            f"latest {versions[-1]}\n"
+        )
     return 0
 
 

@@ -37,6 +37,7 @@ from saloon.worker.errors import (
     UserExists,
 )
 from saloon.worker.sandbox.packages import BotPackage
+from saloon.worker.sandbox.runtimes import runtime_for
 from saloon.worker.sandbox.stored import StoredBots, StoredVersion
 from saloon.worker.store import schema as t
 from saloon.worker.store.store import VersionRow
@@ -227,6 +228,9 @@ class Registry(StoredBots):
                 "package": digest,
                 "entry": package.entry,
                 "is_folder": package.is_folder,
+                "language": package.language.value,
+                # What it was built and qualified on: it keeps playing on that image.
+                "runtime": runtime_for(package.language).tag(),
             },
         )
         return row, package.version not in known

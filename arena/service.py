@@ -54,6 +54,7 @@ from saloon.worker.errors import (
 from saloon.worker.queue.season_queue import SeasonQueue
 from saloon.worker.sandbox import SandboxKind
 from saloon.worker.sandbox.base import Sandbox
+from saloon.worker.sandbox.stored import version_language
 from saloon.worker.seasons import run as seasons
 
 
@@ -142,7 +143,11 @@ class ArenaService(pb_grpc.ArenaServicer):
             for v in stored.history:
                 if "package" in v.meta:
                     bot.versions.add(
-                        version=v.version, seq=v.seq, created_at=v.created_at.isoformat()
+                        version=v.version,
+                        seq=v.seq,
+                        created_at=v.created_at.isoformat(),
+                        language=version_language(v.meta),
+                        runtime=str(v.meta.get("runtime", "")),
                     )
         return reply
 

@@ -36,7 +36,9 @@ from saloon.ratings.boards import (
 from saloon.ratings.ladders import Ladder, ladder_for
 from saloon.ratings.leaderboard import Leaderboard
 from saloon.ratings.source import bot_name, registry_name
+from saloon.sdk.languages import SPECS, Language
 from saloon.worker.errors import RegistryError
+from saloon.worker.sandbox.stored import version_language
 from saloon.worker.store.rows import MatchStatus, ResultRow, SeasonRow, SeasonStatus
 from saloon.worker.store.store import Store
 
@@ -300,7 +302,12 @@ class Views:
         if stored is None and not mine:
             raise NotFound(f"no bot {name!r}")
         versions = [
-            {"seq": v.seq, "version": v.version, "created": _time(v.created_at)}
+            {
+                "seq": v.seq,
+                "version": v.version,
+                "created": _time(v.created_at),
+                "language": SPECS[Language(version_language(v.meta))].label,
+            }
             for v in (self.store.versions(name) if stored is not None else [])
         ]
         ladders: list[dict[str, Any]] = []

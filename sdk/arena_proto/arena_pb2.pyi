@@ -365,20 +365,28 @@ class VersionInfo(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
+    RUNTIME_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     seq: _builtins.int
     created_at: _builtins.str
     """ISO 8601, UTC"""
+    language: _builtins.str
+    """python, javascript, typescript, ... (saloon.toml)"""
+    runtime: _builtins.str
+    """the runtime image it was built and qualified on"""
     def __init__(
         self,
         *,
         version: _builtins.str = ...,
         seq: _builtins.int = ...,
         created_at: _builtins.str = ...,
+        language: _builtins.str = ...,
+        runtime: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "seq", b"seq", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "language", b"language", "runtime", b"runtime", "seq", b"seq", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -185,7 +185,8 @@ def test_the_cli_talks_to_the_configured_server(arena: Arena, tmp_path: Path) ->
     assert "viacli sha256:" in done.stdout and "accepted as version 1" in done.stdout
     assert "qualification qualify-viacli-" in done.stdout and "passed" in done.stdout
     listing = _cli("bots", env=env)
-    assert listing.returncode == 0 and "viacli  (alice, western-showdown-v1)" in listing.stdout
+    assert listing.returncode == 0
+    assert "viacli  (alice, western-showdown-v1, python)" in listing.stdout
     board = _cli("leaderboard", "--game", GAME, "--format", "csv", env=env)
     assert board.returncode == 0, board.stderr
     assert board.stdout.splitlines()[0].startswith("rank,bot,owner")

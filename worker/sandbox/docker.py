@@ -78,6 +78,7 @@ from saloon.worker.sandbox.images import (
 )
 from saloon.worker.sandbox.packages import BotPackage, load_package
 from saloon.worker.sandbox.runtimes import runtime_for
+from saloon.worker.sandbox.stored import pinned_runtime
 
 log = logging.getLogger(__name__)
 
@@ -211,18 +212,23 @@ class DockerSandbox(Sandbox):
         runtime has never played ``deal`` (the match seed) when one is given."""
         package = load_package(bot_path)
         runtime_for(package.language)  # UnsupportedLanguage before anything is built
-        tag = self.image(package)
+        tag = self.image(package, pinned_runtime(bot_path))
         seat = DockerSeat(self, package, tag, bot_id, limits, deal)
         seat.bot_version = bot_version or package.version
         return seat
 
-    def image(self, package: BotPackage) -> str:
-        """The tag of the package's image (built once per version and base)."""
+    def image(self, package: BotPackage, runtime_tag: str | None = None) -> str:
+        """The tag of the package's image (built once per version and runtime image).
+
+        ``runtime_tag``: the runtime image a stored version was built on (pinned: see
+        saloon.worker.sandbox.stored.PINNED_RUNTIME); else its language's current one.
+        """
+        runtime = runtime_for(package.language)
+        base = runtime_tag or (self.base if runtime.kit is None else runtime.tag())
+        key = f"{package.version}@{base}"
         with self._lock:
-            tag = self._images.get(package.version)
+            tag = self._images.get(key)
         if tag is None:
-            runtime = runtime_for(package.language)
-            base = self.base if runtime.kit is None else runtime.tag()
             tag = current_bot_image(self.client, package, base)
             if tag is None:
                 built = None
@@ -230,7 +236,7 @@ class DockerSandbox(Sandbox):
                     built = build_version(self.client, package, runtime, base, self.build_limits)
                 tag = ensure_bot_image(self.client, package, base, built)
             with self._lock:
-                self._images[package.version] = tag
+                self._images[key] = tag
         return tag
 
     def info(self, limits: SandboxLimits) -> SandboxInfo:

@@ -28,6 +28,7 @@ import sqlalchemy as sa
 
 from saloon.sdk.botref import BotRef, parse_stored, split_tag
 from saloon.sdk.errors import MalformedBotRef
+from saloon.sdk.languages import Language, detect
 from saloon.worker.errors import BotRefError, RegistryError
 from saloon.worker.sandbox.packages import BotPackage, archive_bytes
 from saloon.worker.store import schema as t
@@ -66,6 +67,28 @@ def pack(package: BotPackage) -> tuple[str, bytes]:
     return hashlib.sha256(tar).hexdigest(), gzip.compress(tar, mtime=0)
 
 
+#: A hidden file in a stored version's unpacked folder: the runtime image tag the version
+#: was built and qualified on (its meta's ``runtime``). The Docker sandbox builds the bot's
+#: image on that tag, so upgrading a runtime never changes how a stored version plays.
+#: Hidden files are no part of a package: the version's content is unchanged by it.
+PINNED_RUNTIME = ".saloon-runtime"
+
+
+def version_language(meta: dict[str, object]) -> str:
+    """A stored version's language (versions stored before languages were Python)."""
+    return str(meta.get("language") or Language.PYTHON.value)
+
+
+def pinned_runtime(bot_path: str) -> str | None:
+    """The runtime tag pinned beside an unpacked stored version, if any."""
+    path = Path(bot_path)
+    marker = (path if path.is_dir() else path.parent) / PINNED_RUNTIME
+    try:
+        return marker.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
 def unpack(data: bytes, entry: str, is_folder: bool) -> BotPackage:
     """The package stored as ``data`` (:func:`pack`'s bytes)."""
     files = []
@@ -75,7 +98,8 @@ def unpack(data: bytes, entry: str, is_folder: bool) -> BotPackage:
             if not member.isfile() or extracted is None:
                 raise RegistryError(f"stored package entry {member.name!r} is not a file")
             files.append((member.name, extracted.read()))
-    return BotPackage(tuple(files), entry, is_folder)
+    manifest = detect(dict(files), "stored package", None if is_folder else entry)
+    return BotPackage(tuple(files), entry, is_folder, manifest.language)
 
 
 def parse_ref(ref: str) -> tuple[str, str]:
@@ -151,6 +175,8 @@ class StoredBots:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
             fresh = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
             package.write(fresh)
+            if meta.get("runtime"):
+                (fresh / PINNED_RUNTIME).write_text(str(meta["runtime"]), encoding="utf-8")
             try:
                 fresh.rename(folder)  # atomic: another job may have unpacked it meanwhile
             except OSError:
