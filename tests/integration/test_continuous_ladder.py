@@ -143,7 +143,7 @@ def test_the_arena_runs_a_continuous_ladder_live_over_its_api(
                 ]
                 with urllib.request.urlopen(f"{arena.http}/ladder/live", timeout=30) as r:
                     html = r.read().decode()
-                assert "continuous ladder live" in html and "house:search-25" in html
+                assert "Continuous ladder live" in html and "house:search-25" in html
                 house = ["random", "greedy", "search-25"]
                 olga.start_ladder("again", GAME, players=3, house=house, batch=2)
                 stopped = olga.stop_ladder("again")
