@@ -9,12 +9,38 @@ import (
 	game "saloon/games/seizure_v1"
 )
 
-// cost is what a card costs in hand: a number card its number, a special card the most.
-func cost(card game.Card) int {
-	if card.Number == nil {
-		return 11
+// playScore is how much to play a card now: a number card first (the higher the better,
+// a 10 last of them: it makes you give cards away), one matching the reference's colours
+// far first; a special card only when nothing else goes.
+func playScore(card game.Card, ref *game.Card) int {
+	if card.Kind != game.CardKindNumber || card.Number == nil {
+		return 0
 	}
-	return *card.Number
+	score := 100 + *card.Number
+	if *card.Number == 10 {
+		score = 10
+	}
+	if ref != nil && len(ref.Colours) == 2 && len(card.Colours) == 2 &&
+		ref.Colours[0] == card.Colours[0] && ref.Colours[1] == card.Colours[1] {
+		score += 1000
+	}
+	return score
+}
+
+// giveScore is how much to be rid of a card: +3 first, then the other special cards, the
+// low numbers, and -3 last (it lowers your points).
+func giveScore(card game.Card) int {
+	switch {
+	case card.Kind == game.CardKindPlusThree:
+		return 400
+	case card.Kind == game.CardKindMinusThree:
+		return 0
+	case card.Kind != game.CardKindNumber || card.Number == nil:
+		return 300
+	case *card.Number == 10:
+		return 189
+	}
+	return 200 - *card.Number
 }
 
 // most is the index of the largest of n values.
@@ -28,18 +54,27 @@ func most(n int, value func(i int) int) int {
 	return best
 }
 
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 func Act(raw saloon.Decision) int {
 	d := game.View(raw)
 	switch d.Kind {
 	case game.KindPlayCard:
 		legal := d.LegalPlayCard()
-		return most(len(legal), func(i int) int { return cost(legal[i].Card) })
+		ref := d.Observation.Reference
+		return most(len(legal), func(i int) int { return playScore(legal[i].Card, ref) })
 	case game.KindGiveCard:
 		legal := d.LegalGiveCard()
-		return most(len(legal), func(i int) int { return cost(legal[i].Card) })
+		return most(len(legal), func(i int) int { return giveScore(legal[i].Card) })
 	case game.KindDealSize:
+		// Small deals: fewer cards to shed.
 		legal := d.LegalDealSize()
-		return most(len(legal), func(i int) int { return -legal[i].HandSize })
+		return most(len(legal), func(i int) int { return -abs(legal[i].HandSize - 7) })
 	case game.KindGiveTo:
 		// The seat holding the fewest cards.
 		legal := d.LegalGiveTo()

@@ -19,11 +19,12 @@ func topValue(obs game.Observation, location int) int {
 	return 0
 }
 
-// place scores placing card at location: the strongest card in hand, where it tops the
-// stack (its ability fires).
+// place scores placing card at location: a card that tops the stack (its ability fires)
+// first, the cheapest such card; else the cheapest card (keep the strong ones). Passing
+// scores lowest.
 func place(obs game.Observation, card, location *int) int {
 	if card == nil || location == nil {
-		return -1
+		return -100
 	}
 	value := 0
 	for _, c := range obs.Hand {
@@ -31,11 +32,10 @@ func place(obs game.Observation, card, location *int) int {
 			value = c.Value
 		}
 	}
-	score := value * 10
 	if value > topValue(obs, *location) {
-		score += 5
+		return 50 - value
 	}
-	return score
+	return 10 - value
 }
 
 func best(n int, score func(i int) int) int {
