@@ -1,11 +1,11 @@
 """Runtimes and starter kits for bot languages other than Python: one folder per runtime.
 
-Each folder (``js/`` serves JavaScript and TypeScript, ``go/`` Go) holds the runtime library in its own
-language, the files its bot image is built from (``Dockerfile`` for a machine with a
-registry, ``build-offline.sh`` for one without), and the starter bots ``saloon new``
-writes. ``schema/`` holds one JSON Schema per game: the wire JSON of its observations and
-actions, generated from the Python views (``python -m saloon.sdk.schema``), from which each
-language's typed views are generated in turn.
+Each folder (``js/`` serves JavaScript and TypeScript, ``go/`` Go) holds the runtime
+library in its own language, the files its bot image is built from (``Dockerfile`` for a
+machine with a registry, ``build-offline.sh`` for one without), and the starter bots
+``saloon new`` writes. ``schema/`` holds one JSON Schema per game: the wire JSON of its
+observations and actions, generated from the Python views (``python -m saloon.sdk.schema``),
+from which each language's typed views are generated in turn.
 
 This package is data: Python reads it to find a kit's files and to tag its image with a
 hash of them (:func:`kit_hash`), so a changed runtime never runs in a stale image.
