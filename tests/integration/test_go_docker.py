@@ -211,3 +211,25 @@ def test_each_games_go_starter_kit_passes_check_bot_in_docker(
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"{game}: 2 matches, 2 completed" in run.stdout
     assert build_leftovers(sandbox) == []
+
+
+def test_a_warm_go_runtime_keeps_its_stream_match_after_match(sandbox: DockerSandbox) -> None:
+    """The Go runtime says Ready.keeps_stream: three clean matches on one warm container
+    share one Bot.Play stream, each a fresh match for the bot (its Match.ID changes)."""
+    from saloon.worker.sandbox.docker import DockerSeat
+
+    go_image_or_skip(sandbox)
+    game = "western-showdown-v1"
+    runtimes = []
+    for seed in range(3):
+        seat = sandbox.seat(str(BOTS / "go_last"), "go_last")
+        house = InProcessSeat(make_house_bot(game, "random"), "house:random")
+        record = play_match(game, [seat, house], seed=seed, match_id=f"kept-{seed}")
+        assert record.faults == []
+        assert isinstance(seat, DockerSeat)
+        runtimes.append(seat.runtime)
+        # Each match's first decisions are printed again: a new Match.ID resets the bot.
+        assert "deciding" in seat.diagnostics()
+    assert len({id(r) for r in runtimes}) == 1
+    connection = runtimes[0].connection
+    assert connection is not None and connection.streams == 1
