@@ -233,3 +233,35 @@ def test_a_warm_go_runtime_keeps_its_stream_match_after_match(sandbox: DockerSan
     assert len({id(r) for r in runtimes}) == 1
     connection = runtimes[0].connection
     assert connection is not None and connection.streams == 1
+
+
+@pytest.mark.parametrize("case", ["forks without end", "never ends", "tries the network"])
+def test_a_hostile_go_build_is_contained_and_refused_with_nothing_left(
+    sandbox: DockerSandbox, case: str
+) -> None:
+    """The planted hostile builds of test_languages_docker, run in the Go image by the Go
+    runtime's build step machinery: refused, nothing left, nothing reached the host."""
+    from saloon.worker.sandbox.build import BuildLimits, build_version
+    from saloon.worker.sandbox.runtimes import GO, BuildStep, Runtime
+    from tests.integration.test_languages_docker import HOSTILE_BUILDS
+
+    tag = go_image_or_skip(sandbox)
+    script, said = HOSTILE_BUILDS[case]
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.5)
+    script = script.replace("{port}", str(listener.getsockname()[1]))
+    hostile = Runtime(
+        GO.languages,
+        GO.kit,
+        GO.repository,
+        GO.serve,
+        BuildStep(lambda _package, _out: ["bash", "-c", script]),
+    )
+    limits = BuildLimits(wall_s=6.0, pids=64, out_mb=8, tmp_mb=8, memory_mb=256)
+    with pytest.raises(BuildFailed) as caught:
+        build_version(sandbox.client, load_package(BOTS / "go_last"), hostile, tag, limits)
+    assert said in str(caught.value)
+    assert build_leftovers(sandbox) == []
+    with pytest.raises(TimeoutError):  # nothing of the build reached the host
+        listener.accept()
+    listener.close()
