@@ -9,33 +9,91 @@ import (
 	game "saloon/games/western_showdown_v1"
 )
 
-// topValue is the value of the card on top of a location's stack (0 when it is empty).
-func topValue(obs game.Observation, location int) int {
-	for _, l := range obs.Locations {
-		if l.Id == location && len(l.Stack) > 0 {
-			return l.Stack[len(l.Stack)-1].Value
-		}
-	}
-	return 0
+// card is what a condition reads of a card: its colour and value.
+type card struct {
+	colour game.Colour
+	value  int
 }
 
-// place scores placing card at location: a card that tops the stack (its ability fires)
-// first, the cheapest such card; else the cheapest card (keep the strong ones). Passing
-// scores lowest.
-func place(obs game.Observation, card, location *int) int {
-	if card == nil || location == nil {
+// met says whether a stack (bottom first) meets location's condition: then the player
+// who placed the last card wins the whole stack (docs/rules/western-showdown.md).
+func met(location int, stack []card) bool {
+	count := func(keep func(c card) bool) int {
+		n := 0
+		for _, c := range stack {
+			if keep(c) {
+				n++
+			}
+		}
+		return n
+	}
+	sum := 0
+	for _, c := range stack {
+		sum += c.value
+	}
+	has := func(v int) bool { return count(func(c card) bool { return c.value == v }) > 0 }
+	switch location {
+	case 0: // Saloon: three 1s
+		return count(func(c card) bool { return c.value == 1 }) >= 3
+	case 1: // Sheriff's Office: two red and two black
+		return count(func(c card) bool { return c.colour == game.ColourRed }) >= 2 &&
+			count(func(c card) bool { return c.colour == game.ColourBlack }) >= 2
+	case 2: // Doctor's Office: four different values
+		values := map[int]bool{}
+		for _, c := range stack {
+			values[c.value] = true
+		}
+		return len(values) >= 4
+	case 3: // Mine: three of one colour next to each other
+		for i := 2; i < len(stack); i++ {
+			if stack[i].colour == stack[i-1].colour && stack[i].colour == stack[i-2].colour {
+				return true
+			}
+		}
+		return false
+	case 4: // Ranch: a sum of 12 or more
+		return sum >= 12
+	case 5: // Cabaret: a 1, a 5 and a 6
+		return has(1) && has(5) && has(6)
+	case 6: // Bandit Hideout: four cards or more summing to 10 or less
+		return len(stack) >= 4 && sum <= 10
+	}
+	return false
+}
+
+// place scores placing a card from hand at a location: a placement that wins the stack
+// first (the bigger the better); else the cheapest card, one that tops the stack (its
+// ability fires) before one that does not. Passing scores lowest.
+func place(obs game.Observation, id, location *int) int {
+	if id == nil || location == nil {
 		return -100
 	}
-	value := 0
+	var played card
 	for _, c := range obs.Hand {
-		if c.Id == *card {
-			value = c.Value
+		if c.Id == *id {
+			played = card{c.Colour, c.Value}
 		}
 	}
-	if value > topValue(obs, *location) {
-		return 50 - value
+	for _, l := range obs.Locations {
+		if l.Id != *location {
+			continue
+		}
+		stack := make([]card, 0, len(l.Stack)+1)
+		for _, c := range l.Stack {
+			stack = append(stack, card{c.Colour, c.Value})
+		}
+		top := 0
+		if len(stack) > 0 {
+			top = stack[len(stack)-1].value
+		}
+		if met(l.Id, append(stack, played)) {
+			return 100 + len(stack)
+		}
+		if played.value > top {
+			return 50 - played.value
+		}
 	}
-	return 10 - value
+	return 10 - played.value
 }
 
 func best(n int, score func(i int) int) int {
