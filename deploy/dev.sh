@@ -38,6 +38,21 @@ setup() {
       -c deploy/constraints.txt -e '.[dev]'
     touch "$stamp"
   fi
+  ensure_js_kit
+}
+
+# The Node.js kit's npm packages (kits/js/node_modules, from its package-lock.json), so that
+# the process sandbox runs JavaScript bots on this machine's node (saloon.referee.nodeprocess).
+# Installed when node and npm are here and node_modules is missing or older than the lock.
+ensure_js_kit() {
+  local kit=kits/js
+  command -v node >/dev/null && command -v npm >/dev/null || return 0
+  if [ -d "$kit/node_modules" ] && ! [ "$kit/package-lock.json" -nt "$kit/node_modules" ]; then
+    return 0
+  fi
+  log "installing the Node.js kit's packages (npm ci in $kit)"
+  (cd "$kit" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
+  touch "$kit/node_modules"
 }
 
 # The machine may run Redis already (127.0.0.1:6379); start one only when none answers.
@@ -215,6 +230,7 @@ run_tests() {
   ensure_base_image
   ensure_platform_image
   ensure_kit_images
+  ensure_js_kit
   ensure_chromium
   ensure_prometheus
   ensure_postgres_server

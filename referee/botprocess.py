@@ -134,13 +134,16 @@ def sandbox_env(home: Path) -> dict[str, str]:
     return env
 
 
-def rlimits(limits: SandboxLimits, own_uid: bool) -> list[tuple[str, int, int]]:
+def rlimits(
+    limits: SandboxLimits, own_uid: bool, headroom_mb: int = ADDRESS_SPACE_HEADROOM_MB
+) -> list[tuple[str, int, int]]:
     """(name, soft, hard) rlimits for ``limits``; RLIMIT_NPROC only under the bot's own uid.
 
-    Names as ``prlimit --NAME`` and ``resource.RLIMIT_NAME`` spell them.
+    Names as ``prlimit --NAME`` and ``resource.RLIMIT_NAME`` spell them. ``headroom_mb``:
+    address space on top of ``limits.memory_mb`` (what the runtime maps and never uses).
     """
     mib = 1024 * 1024
-    address_space = (limits.memory_mb + ADDRESS_SPACE_HEADROOM_MB) * mib
+    address_space = (limits.memory_mb + headroom_mb) * mib
     out = [
         ("as", address_space, address_space),
         # Soft limit: SIGXCPU; hard limit a little later: SIGKILL.
@@ -154,9 +157,12 @@ def rlimits(limits: SandboxLimits, own_uid: bool) -> list[tuple[str, int, int]]:
     return out
 
 
-def rlimit_args(limits: SandboxLimits, own_uid: bool) -> list[str]:
+def rlimit_args(
+    limits: SandboxLimits, own_uid: bool, headroom_mb: int = ADDRESS_SPACE_HEADROOM_MB
+) -> list[str]:
     """``prlimit`` options for ``limits``."""
-    return [f"--{name}={soft}:{hard}" for name, soft, hard in rlimits(limits, own_uid)]
+    values = rlimits(limits, own_uid, headroom_mb)
+    return [f"--{name}={soft}:{hard}" for name, soft, hard in values]
 
 
 def _set_rlimits(values: list[tuple[str, int, int]], uid: int | None) -> None:
@@ -274,6 +280,9 @@ class CappedBuffer:
 class BotProcess:
     """One bot runtime process listening on its own unix socket, in the process sandbox."""
 
+    #: Address space on top of the memory limit for this runtime (see rlimits).
+    address_space_headroom_mb = ADDRESS_SPACE_HEADROOM_MB
+
     def __init__(
         self,
         bot: str,
@@ -297,8 +306,7 @@ class BotProcess:
         #: a command of the caller's may not.
         self.announces_loading = command is None
         if command is None:
-            where = self._place(bot) if os.path.exists(bot) else bot
-            command = [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
+            command = self.serve(self._place(bot) if os.path.exists(bot) else bot)
         self.command = command
         if self.uid is not None:
             _chown_tree(self._dir, self.uid)
@@ -326,12 +334,19 @@ class BotProcess:
             shutil.copy2(source, target, follow_symlinks=False)
         return str(target)
 
+    def serve(self, where: str) -> list[str]:
+        """The runtime's default command serving the bot at ``where`` (the sandbox's copy
+        of it) on ``{socket}``; it writes the loading marker. A subclass serves another
+        language."""
+        return [sys.executable, "-m", "saloon.sdk.run", where, "--socket", "{socket}"]
+
     def argv(self) -> list[str]:
         """The whole command line: limits, containment, user, then the runtime."""
         runtime = [arg.replace("{socket}", str(self.socket_path)) for arg in self.command]
         if not _have_util_linux():
             return runtime  # limits and user set before exec (see spawn)
-        prefix = ["prlimit", *rlimit_args(self.limits, self.uid is not None), "--"]
+        limits = rlimit_args(self.limits, self.uid is not None, self.address_space_headroom_mb)
+        prefix = ["prlimit", *limits, "--"]
         if self.containment is Containment.PROCESS_GROUP:
             if self.uid is not None:
                 user = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
@@ -360,7 +375,8 @@ class BotProcess:
         return ()
 
     def _preexec(self) -> None:
-        _set_rlimits(rlimits(self.limits, self.uid is not None), self.uid)
+        values = rlimits(self.limits, self.uid is not None, self.address_space_headroom_mb)
+        _set_rlimits(values, self.uid)
 
     def spawn(self) -> None:
         """Start the process (returns at once; the seat waits for it to serve)."""

@@ -7,7 +7,10 @@ The seat forms (parsed by :func:`saloon.sdk.botref.parse_seat`):
   ``grpc:127.0.0.1:50051``), e.g. one started by hand under a debugger;
 * a path to a bot file (``.py``) or folder (with ``bot.py``): run as its own runtime
   process talking gRPC over a unix socket, the same path a container takes. The referee
-  never imports a bot's code itself;
+  never imports a bot's code itself. A JavaScript folder (``saloon.toml`` or ``bot.js``)
+  runs the kit's Node.js runtime on the machine's ``node``
+  (:mod:`saloon.referee.nodeprocess`); TypeScript and compiled languages need
+  ``--sandbox docker``;
 * ``KIND:PATH`` for a seat kind that a higher layer hands in (``kinds``: the ``saloon``
   command gives ``docker``, so ``docker:mybot/`` runs the bot in the Docker sandbox, as the
   arena does); each kind is a factory ``(path, game_id) -> Seat``. With ``sandbox=KIND``, a
@@ -27,6 +30,7 @@ from saloon.referee.seats import InProcessSeat, Seat, SeatFactory
 from saloon.sdk.botref import GRPC, HOUSE, parse_seat
 from saloon.sdk.errors import BotLoadError, UnknownHouseBot
 from saloon.sdk.house import make_house_bot
+from saloon.sdk.languages import SPECS, Language, ManifestError, detect_path
 from saloon.sdk.loader import bot_entry, bot_version, load_bot
 
 #: How long to wait for a TCP ``grpc:HOST:PORT`` target to accept before saying so.
@@ -78,6 +82,9 @@ def resolve_seat(
         from saloon.referee.remote import GrpcSeat
 
         return GrpcSeat(target, spec)
+    language = _language(spec)
+    if language is not None and language is not Language.PYTHON:
+        return _node_seat(spec, language, debug)
     try:
         bot_entry(spec)
         if debug:
@@ -94,6 +101,38 @@ def resolve_seat(
     from saloon.referee.remote import ProcessSeat
 
     seat = ProcessSeat(spec)
+    seat.bot_version = bot_version(spec)
+    return seat
+
+
+def _language(spec: str) -> Language | None:
+    """The language of the bot folder at ``spec`` (None: not a folder, so Python's loader
+    says what is wrong); BotSpecError when the folder's language is unclear."""
+    if not Path(spec).is_dir():
+        return None
+    try:
+        return detect_path(spec).language
+    except ManifestError as exc:
+        raise BotSpecError(str(exc)) from None
+
+
+def _node_seat(spec: str, language: Language, debug: bool) -> Seat:
+    """A JavaScript bot folder in the process sandbox (saloon.referee.nodeprocess)."""
+    from saloon.referee.nodeprocess import NodeBotProcess, node_unusable
+
+    if language not in (Language.JAVASCRIPT, Language.TYPESCRIPT):
+        raise BotSpecError(
+            f"seat {spec!r}: {SPECS[language].label} bots run in their runtime image: "
+            "use --sandbox docker"
+        )
+    if debug:
+        raise BotSpecError(f"seat {spec!r}: --debug loads Python bots only")
+    reason = node_unusable(language)
+    if reason is not None:
+        raise BotSpecError(f"seat {spec!r}: {reason}")
+    from saloon.referee.remote import ProcessSeat
+
+    seat = ProcessSeat(spec, process=NodeBotProcess)
     seat.bot_version = bot_version(spec)
     return seat
 
