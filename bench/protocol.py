@@ -21,6 +21,13 @@ Prints three tables (each figure beside its floor, measured in the same run):
 3. Whole matches per second per game: in-process house bots, and the same bots over gRPC
    (one runtime process per seat, already serving): a new channel per seat and match, and
    warm connections.
+4. Each runtime of ours beside Python's, in the process sandbox (``--languages`` prints
+   only this one): the same bot (the first legal action) in Python and in JavaScript (the
+   kit's Node.js runtime, when node and the kit's node_modules are here). Cold start to
+   first decision (a new sandboxed process: launch, serve, Ready, one decision) and the
+   referee's decision round trip (``GrpcSeat.decide``, real requests), interleaved in
+   rounds so both see the same load; medians, p99 and the ratio to Python's (the issue's
+   target: no runtime slower than Python's by more than 10%).
 """
 
 from __future__ import annotations
@@ -428,6 +435,100 @@ def matches_per_second(game_id: str, seconds: float) -> tuple[float, float, floa
     return local, cold, warm, seats
 
 
+# -- each runtime beside Python's --------------------------------------------------------
+FIRST_LEGAL = {
+    "bot.py": "def act(decision):\n    return decision.legal[0]\n",
+    "bot.js": "module.exports.act = (decision) => decision.legal[0];\n",
+}
+
+
+def language_seats(folder: Path) -> dict[str, Any]:
+    """Seat makers of the first-legal bot per runtime here: name -> () -> ProcessSeat."""
+    from saloon.referee.bots import resolve_seat
+    from saloon.referee.nodeprocess import node_unusable
+    from saloon.sdk.languages import Language
+
+    makers: dict[str, Any] = {}
+    for name, language, text in (
+        ("Python", Language.PYTHON, FIRST_LEGAL["bot.py"]),
+        ("JavaScript (node)", Language.JAVASCRIPT, FIRST_LEGAL["bot.js"]),
+    ):
+        if language is Language.JAVASCRIPT and node_unusable(language) is not None:
+            print(f"JavaScript left out: {node_unusable(language)}")
+            continue
+        bot = folder / language.value
+        bot.mkdir()
+        (bot / ("bot.py" if language is Language.PYTHON else "bot.js")).write_text(text)
+        makers[name] = lambda game_id, spec=str(bot): resolve_seat(spec, game_id)
+    return makers
+
+
+def bench_languages(game_id: str, decisions: int, starts: int) -> dict[str, dict[str, list[float]]]:
+    """Per runtime: cold start to first decision (ms) and decision round trips (us)."""
+    requests = sample_requests(game_id, 5)
+    info = StartInfo("bench", game_id, {}, 0, get_game(game_id).min_players, 1, 30_000, 60_000)
+    folder = Path(tempfile.mkdtemp(prefix="saloon-bench-lang-"))
+    try:
+        makers = language_seats(folder)
+        got: dict[str, dict[str, list[float]]] = {n: {"cold": [], "rt": []} for n in makers}
+        for _ in range(starts):  # interleaved: the same load for each runtime
+            for name, make in makers.items():
+                t = time.perf_counter_ns()
+                seat = make(game_id)
+                try:
+                    seat.start(info)
+                    seat.decide(requests[0])
+                    got[name]["cold"].append((time.perf_counter_ns() - t) / 1e6)
+                finally:
+                    seat.close()
+        seats = {name: make(game_id) for name, make in makers.items()}
+        try:
+            for seat in seats.values():
+                seat.start(info)
+                for request in requests[:100]:
+                    seat.decide(request)
+            per_round = 20
+            for done in range(0, max(per_round, decisions), per_round):
+                for name, seat in seats.items():
+                    for i in range(per_round):
+                        request = requests[(done + i) % len(requests)]
+                        t = time.perf_counter_ns()
+                        seat.decide(request)
+                        got[name]["rt"].append((time.perf_counter_ns() - t) / 1000)
+        finally:
+            for seat in seats.values():
+                seat.close()
+        return got
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def print_languages(console: Console, game_id: str, decisions: int, starts: int) -> None:
+    got = bench_languages(game_id, decisions, starts)
+    table = Table(
+        title=f"Each runtime beside Python's, process sandbox, {game_id}, the same bot (first "
+        f"legal action): {starts} cold starts, {decisions} decisions each, interleaved"
+    )
+    columns = ("runtime", "cold start ms", "p99", "/ Python", "round trip us", "p99", "/ Python")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "runtime" else "right")
+    base = got.get("Python")
+    for name, figures in got.items():
+        cold, rt = statistics.median(figures["cold"]), statistics.median(figures["rt"])
+        cold_ratio = cold / statistics.median(base["cold"]) if base else float("nan")
+        rt_ratio = rt / statistics.median(base["rt"]) if base else float("nan")
+        table.add_row(
+            name,
+            f"{cold:.1f}",
+            f"{percentile(figures['cold'], 0.99):.1f}",
+            f"{cold_ratio:.2f}",
+            f"{rt:.0f}",
+            f"{percentile(figures['rt'], 0.99):.0f}",
+            f"{rt_ratio:.2f}",
+        )
+    console.print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=3000)
@@ -435,12 +536,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--game", default="seas-of-strife-v1", help="for the round trip")
     parser.add_argument("--floor-server", nargs=2, metavar=("SOCKET", "REPLY_SIZE"))
+    parser.add_argument("--starts", type=int, default=20, help="cold starts per runtime")
+    parser.add_argument(
+        "--languages", action="store_true", help="only table 4: each runtime beside Python's"
+    )
     args = parser.parse_args()
     if args.floor_server:
         floor_server(args.floor_server[0], int(args.floor_server[1]))
         return
 
     console = Console()
+    if args.languages:
+        print_languages(console, args.game, args.decisions, args.starts)
+        return
     got = bench_round_trip(args.game, args.decisions)
     f50, f99 = statistics.median(got["floor"]), percentile(got["floor"], 0.99)
     table = Table(
@@ -489,6 +597,7 @@ def main() -> None:
         local, cold, warm, seats = matches_per_second(game_id, args.seconds)
         table.add_row(game_id, str(seats), f"{local:.1f}", f"{cold:.1f}", f"{warm:.1f}")
     console.print(table)
+    print_languages(console, args.game, args.decisions, args.starts)
 
 
 if __name__ == "__main__":
