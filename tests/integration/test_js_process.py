@@ -13,6 +13,8 @@ import pytest
 
 from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import BotSpecError
+from saloon.referee.faults import FaultKind
+from saloon.referee.limits import SandboxLimits
 from saloon.referee.match import play_match
 from saloon.referee.nodeprocess import NodeBotProcess, node_unusable
 from saloon.referee.remote import ProcessSeat
@@ -101,3 +103,27 @@ def test_a_js_bot_without_node_on_path_is_refused_in_one_line(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(BotSpecError, match="no node on PATH"):
         resolve_seat(str(bot), "seizure-v1")
+
+
+def test_a_js_bot_over_its_memory_limit_crashes_and_the_match_goes_on(tmp_path: Path) -> None:
+    node_or_skip()
+    bot = tmp_path / "hog"
+    bot.mkdir()
+    # Stops itself at 1 GiB held (a bound), far over the 64 MiB heap limit it is given.
+    (bot / "bot.js").write_text(
+        "const held = [];\n"
+        "module.exports.act = (decision) => {\n"
+        "  for (let i = 0; i < 1024; i++) held.push(new Array(128 * 1024).fill(i));\n"
+        "  return decision.legal[0];\n"
+        "};\n"
+    )
+    seat = ProcessSeat(str(bot), limits=SandboxLimits(memory_mb=64), process=NodeBotProcess)
+    game = "western-showdown-v1"
+    try:
+        record = play_match(game, [seat, resolve_seat("house:greedy", game)], seed=3)
+    finally:
+        seat.close()
+    assert [fault.kind for fault in record.faults] == [FaultKind.CRASH]
+    assert record.played_out == [0]
+    assert "heap out of memory" in seat.stderr
+    verify(record)
