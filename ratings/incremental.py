@@ -724,7 +724,7 @@ class IncrementalBoard:
             if moved != 1:
                 raise _Moved  # rolls the transaction back
             if self.store.backend == "postgresql":
-                _write_recordsets(conn, key, entries, history, h2h)
+                _write_recordsets(self.store, conn, key, entries, history, h2h)
                 entries = history = h2h = []
             if entries:
                 conn.execute(self._upsert(t.rating_entries, ["board", "bot"],
@@ -960,6 +960,7 @@ _RECORDSET_WRITES = (
 
 
 def _write_recordsets(
+    store: Store,
     conn: sa.Connection,
     key: str,
     entries: list[dict[str, Any]],
@@ -969,7 +970,7 @@ def _write_recordsets(
     """The checkpoint's rows, one statement per table, in the write's own transaction."""
     for sql, rows in zip(_RECORDSET_WRITES, (entries, history, h2h), strict=True):
         if rows:
-            conn.exec_driver_sql(sql, (key, orjson.dumps(rows).decode()))
+            store.driver_execute(conn, sql, (key, orjson.dumps(rows).decode()))
 
 
 def _blocks(status: str, season_status: str) -> bool:

@@ -263,6 +263,20 @@ class StoreBase:
         """INSERT ... ON CONFLICT (keys) DO NOTHING: insert-if-absent, on both backends."""
         return self.insert(table).on_conflict_do_nothing(index_elements=keys)
 
+    @staticmethod
+    def driver_execute(conn: sa.Connection, sql: str, params: Sequence[Any]) -> None:
+        """Run ``sql`` (written for this backend, the driver's own placeholders) with
+        ``params`` on ``conn``, a :meth:`read` or :meth:`write` connection, in its
+        transaction, through the driver's cursor: no SQLAlchemy statement or result
+        processing, for a statement sent often with one large parameter (a board
+        checkpoint's row set as one JSON document). Errors are mapped by the enclosing
+        read or write."""
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(sql, params)
+        finally:
+            cursor.close()
+
     def fetch(self, what: str, statement: Compiled, values: Mapping[str, Any]) -> list[Any]:
         """Run ONE read statement, compiled once by the caller for this store's dialect
         (``query.compile(dialect=store.engine.dialect)``), with ``values`` bound: its rows
