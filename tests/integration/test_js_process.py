@@ -16,10 +16,16 @@ from saloon.referee.errors import BotSpecError
 from saloon.referee.faults import FaultKind
 from saloon.referee.limits import SandboxLimits
 from saloon.referee.match import play_match
-from saloon.referee.nodeprocess import NodeBotProcess, node_unusable
+from saloon.referee.nodeprocess import (
+    NODE_ADDRESS_SPACE_HEADROOM_MB,
+    NodeBotProcess,
+    node_unusable,
+)
 from saloon.referee.remote import ProcessSeat
 from saloon.referee.replay import verify
 from saloon.sdk.languages import Language
+from saloon.worker.sandbox import SandboxKind
+from saloon.worker.seasons.play import WatchedBotProcess, seat_for
 from tests import services
 
 GAMES = {"seas-of-strife-v1": 3, "seizure-v1": 3, "western-showdown-v1": 2}
@@ -127,3 +133,19 @@ def test_a_js_bot_over_its_memory_limit_crashes_and_the_match_goes_on(tmp_path: 
     assert record.played_out == [0]
     assert "heap out of memory" in seat.stderr
     verify(record)
+
+
+@pytest.mark.parametrize("game", ["western-showdown-v1"])
+def test_a_workers_process_sandbox_plays_a_js_bot_under_its_parent_death_watch(
+    tmp_path: Path, game: str
+) -> None:
+    node_or_skip()
+    bot = kit_bot(tmp_path, game)
+    seat = seat_for(str(bot), game, SandboxKind.PROCESS, SandboxLimits())
+    assert isinstance(seat, ProcessSeat) and isinstance(seat.process, WatchedBotProcess)
+    assert seat.process.address_space_headroom_mb == NODE_ADDRESS_SPACE_HEADROOM_MB
+    try:
+        record = play_match(game, [seat, resolve_seat("house:greedy", game)], seed=5)
+    finally:
+        seat.close()
+    assert record.faults == [] and record.played_out == []

@@ -19,9 +19,11 @@ import signal
 import threading
 from abc import ABC, abstractmethod
 
-from saloon.referee.botprocess import BOT_DIR_PREFIX, pid_namespace, process_start
+from saloon.referee.botprocess import BOT_DIR_PREFIX, BotProcess, pid_namespace, process_start
+from saloon.referee.errors import SandboxUnusable
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
 from saloon.referee.seats import Seat
+from saloon.sdk.languages import Language, ManifestError, detect_path
 
 
 class Sandbox(ABC):
@@ -89,7 +91,7 @@ class ProcessSandbox(Sandbox):
         from saloon.referee.remote import ProcessSeat
         from saloon.sdk.loader import bot_version as version_of
 
-        seat = ProcessSeat(bot_path, bot_id, limits=limits)
+        seat = ProcessSeat(bot_path, bot_id, limits=limits, process=_process_for(bot_path))
         if bot_version:
             # A stored package (or one being qualified), unpacked in a folder of this
             # worker's: its faults and stderr name it bot/<entry>, never that folder.
@@ -184,3 +186,24 @@ def _alive(pid: int, started: int, proc: str) -> bool:
     """True when process ``pid``, started at ``started`` (clock ticks after boot), lives."""
     state = process_start(pid, proc)
     return state is not None and state[0] not in ("Z", "X") and state[1] == started
+
+
+def _process_for(bot_path: str) -> type[BotProcess]:
+    """The runtime process of the bot at ``bot_path``: Python's, or for a JavaScript
+    folder the kit's Node.js runtime on this machine's node (saloon.referee.nodeprocess);
+    SandboxUnusable when node or the kit's packages are missing here. A folder whose
+    language is unclear is left to Python's loader, which says what is wrong."""
+    from saloon.referee.nodeprocess import NodeBotProcess, node_unusable
+
+    if not os.path.isdir(bot_path):
+        return BotProcess
+    try:
+        language = detect_path(bot_path).language
+    except ManifestError:
+        return BotProcess
+    if language is not Language.JAVASCRIPT:
+        return BotProcess
+    reason = node_unusable(language)
+    if reason is not None:
+        raise SandboxUnusable(f"the process sandbox cannot run JavaScript bots here: {reason}")
+    return NodeBotProcess
