@@ -128,8 +128,13 @@ def next_steps(game_id: str, folder: str | Path, lang: str = "python") -> str:
     if language is Language.PYTHON:
         bot, test = Path(folder) / BOT_FILE, Path(folder) / TEST_FILE
         return f"next: saloon play {game_id} --seat {bot} ...   and   pytest {test}\n"
+    local = (
+        f"   (where node is installed, the process sandbox: --seat {folder})"
+        if language is Language.JAVASCRIPT
+        else ""
+    )
     return (
-        f"next: saloon play {game_id} --seat docker:{folder} --seat house:random ...   "
+        f"next: saloon play {game_id} --seat docker:{folder} --seat house:random ...{local}   "
         f"and   saloon check-bot {folder}   (or: {_test_command(language, Path(folder))})\n"
     )
 

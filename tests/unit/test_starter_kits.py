@@ -57,3 +57,10 @@ def test_the_go_starter_declares_go_and_has_a_check_bot_script(tmp_path: Path, g
 def test_python_stays_the_default(tmp_path: Path) -> None:
     written = write_starter("seizure-v1", tmp_path / "py")
     assert [p.name for p in written] == ["bot.py", "test_bot.py"]
+
+
+def test_next_steps_of_a_js_kit_name_the_process_sandbox_where_node_is_installed() -> None:
+    steps = next_steps("seizure-v1", "mybot", "js")
+    assert "docker:mybot" in steps
+    assert "where node is installed, the process sandbox: --seat mybot" in steps
+    assert "process sandbox" not in next_steps("seizure-v1", "mybot", "ts")
