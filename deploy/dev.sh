@@ -51,7 +51,10 @@ ensure_js_kit() {
     return 0
   fi
   log "installing the Node.js kit's packages (npm ci in $kit)"
-  (cd "$kit" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
+  if ! (cd "$kit" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null); then
+    log "npm ci in $kit failed: JavaScript bots will not run in the process sandbox"
+    return 0
+  fi
   touch "$kit/node_modules"
 }
 
