@@ -68,8 +68,8 @@ def node_image_or_skip(sandbox: DockerSandbox) -> None:
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[DockerSandbox]:
-    """A sandbox of its own; test_sandbox_close_leaves_nothing closes it (closing twice is
-    harmless), and it is closed here in any case."""
+    """A sandbox of its own. The module's last test closes it and checks what is left;
+    it is closed here in any case (closing twice is harmless)."""
     sandbox = open_test_sandbox()
     try:
         base_image_or_skip(sandbox)
@@ -136,6 +136,7 @@ def test_js_fork_bomb_hits_the_pids_limit(played: Played) -> None:
     bomb = played.diagnostics["js_fork_bomb"]
     forked = int(bomb.split("fork failed after ")[1].split(" children")[0])
     assert forked < SANDBOX_LIMITS.pids
+    assert "EAGAIN" in bomb  # refused by the kernel's pids limit, not for another reason
 
 
 def test_the_match_completes_and_the_honest_bot_is_unaffected(played: Played) -> None:
@@ -153,6 +154,30 @@ def test_host_is_untouched(played: Played, planted: Planted) -> None:
     assert planted.secret.read_text() == "the host's secret\n"
 
 
+def test_a_read_that_succeeds_is_charged_to_the_bot_as_an_escape(
+    sandbox: DockerSandbox, tmp_path: Path
+) -> None:
+    """The probes can tell an escape: aimed at a file the container does hold, js_host_file
+    reads it, and the bot is charged a CRASH that names the escape; the match still ends."""
+    dest = tmp_path / "js_host_file"
+    shutil.copytree(HOSTILE / "js_host_file", dest)
+    (dest / "target.json").write_text(json.dumps({"path": "/etc/os-release"}))
+    tag = sandbox.image(load_package(dest))
+    try:
+        seats: list[Seat] = [
+            sandbox.seat(str(dest), "js_host_file", limits=SANDBOX_LIMITS),
+            sandbox.seat(str(HOSTILE / "honest"), "honest", limits=SANDBOX_LIMITS),
+            sandbox.seat(str(HOSTILE / "honest"), "honest", limits=SANDBOX_LIMITS),
+        ]
+        record = play_match(GAME, seats, seed=8, limits=LIMITS, match_id="hostile-js-escape")
+    finally:
+        sandbox.client.images.remove(tag, force=True)
+    assert [(f.seat, f.kind.value) for f in record.faults] == [(0, "CRASH")]
+    assert "ESCAPED: read /etc/os-release" in record.faults[0].detail
+    assert 0 in record.played_out
+    check_record(record)
+
+
 def test_sandbox_close_leaves_no_container_and_no_volume(
     played: Played, sandbox: DockerSandbox
 ) -> None:
@@ -160,6 +185,7 @@ def test_sandbox_close_leaves_no_container_and_no_volume(
     live = sandbox.container_ids()
     for name in HOSTILE_JS:
         assert played.containers[name] in live, name
+    # Last in this module: it closes the sandbox every test here shares.
     sandbox.close()
     assert owned_containers(sandbox) == []
     labels = {"label": ["saloon=1", f"saloon.owner={sandbox.owner}"]}

@@ -1,12 +1,14 @@
 // A JavaScript bot that starts up to 300 sleeping child processes at load: the pids limit
-// must stop it first. It then kills every child it started (only its own).
+// must stop it first. It then kills every child it started (only its own). Node reports a
+// failed spawn's errno (EAGAIN) asynchronously, so the verdict is printed at the first
+// decision, once the error has arrived.
 const { spawn } = require("child_process");
 
 const BOUND = 300;
+let failure = null;
 
 function bomb() {
   const children = [];
-  let failure = null;
   while (children.length < BOUND) {
     let child;
     try {
@@ -16,24 +18,28 @@ function bomb() {
       break;
     }
     // Node reports EAGAIN (and ENOENT, EMFILE) asynchronously: no pid now, an 'error' later.
-    let error = null;
     child.on("error", (err) => {
-      error = err;
+      failure = err;
     });
     if (child.pid === undefined) {
-      failure = error || new Error("spawn EAGAIN: no pid");
+      failure = failure || new Error("spawn failed: no pid");
       break;
     }
     children.push(child);
   }
   for (const child of children) child.kill("SIGKILL"); // reaped by Node as they exit
   if (failure === null) throw new Error(`ESCAPED: started ${BOUND} children`);
-  console.error(`CONTAINED: fork failed after ${children.length} children: ${failure.message}`);
+  return children.length;
 }
 
-bomb();
+const started = bomb();
+let done = false;
 
 function act(decision) {
+  if (!done) {
+    done = true;
+    console.error(`CONTAINED: fork failed after ${started} children: ${failure.message}`);
+  }
   return decision.legal[0];
 }
 
