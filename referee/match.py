@@ -96,8 +96,12 @@ class Match:
         limits: MatchLimits = DEFAULT_LIMITS,
         match_id: str | None = None,
         wall_ms: int | None = None,
+        seed_label: str | None = None,
     ) -> None:
-        """``wall_ms`` caps the whole match (default: saloon.referee.limits.wall_cap_ms)."""
+        """``wall_ms`` caps the whole match (default: saloon.referee.limits.wall_cap_ms);
+        ``seed_label`` names the match in its bots' seeds (default: the match id; a season
+        match: its place in the season, so the same season spec records the same matches
+        under any season id)."""
         self.game = game
         self.seats = list(seats)
         self.state: State = game.new_game(len(self.seats), options)
@@ -105,6 +109,8 @@ class Match:
         self.seed = seed
         self.limits = limits
         self.match_id = match_id or f"{LOCAL_PREFIX}{game.id}-{seed}"
+        #: What names the match in its bots' seeds and told id (see __init__).
+        self.seed_label = seed_label or self.match_id
         if wall_ms is None:
             wall_ms = wall_cap_ms(limits, len(self.seats), game.max_length)
         self.wall_ms = wall_ms
@@ -152,12 +158,12 @@ class Match:
         # The bot is told an opaque match id and a seed of its own, both from the match
         # seed (secret while its season runs): neither names its match or its deal.
         info = StartInfo(
-            match_id=bot_match_id(self.seed, self.match_id, seat_index),
+            match_id=bot_match_id(self.seed, self.seed_label, seat_index),
             game=self.game.id,
             options=dict(self.options),
             seat=seat_index,
             num_seats=len(self.seats),
-            seed=bot_seed(self.seed, self.match_id, seat_index),
+            seed=bot_seed(self.seed, self.seed_label, seat_index),
             decision_ms=self.limits.decision_ms,
             bank_ms=self.limits.bank_ms,
             start_ms=self.limits.start_ms,

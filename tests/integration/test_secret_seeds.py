@@ -254,6 +254,8 @@ def _play_and_attack(
     seasons = ["plain", "dup", *(f"cl-b{k}" for k in range(1, batches + 1))]
     scheduled = {s: store.scheduled(s) for s in seasons}
     match_seed = {m.match_id: int(m.spec["seed"]) for ms in scheduled.values() for m in ms}
+    # A season match's bots are seeded by its place in the season (play.season_seed_label).
+    label = {m.match_id: f"#{int(m.spec['index'])}" for ms in scheduled.values() for m in ms}
     gifts = given(store, match_seed)
     for season_id in seasons:  # seedbot played in every season
         assert any(m.startswith(f"{season_id}-") for m, _ in gifts), season_id
@@ -261,7 +263,7 @@ def _play_and_attack(
     # Every seed given is its own (the match id, the seat), and opaque ids are distinct.
     for (match_id, seat), (shown_id, seed) in gifts.items():
         if match_id != qualify_id:
-            assert seed == bot_seed(match_seed[match_id], match_id, seat)
+            assert seed == bot_seed(match_seed[match_id], label[match_id], seat)
         assert shown_id.startswith("m-") and match_id not in shown_id
     assert len({g for g, _ in gifts.values()}) == len({s for _, s in gifts.values()}) == len(gifts)
     # What was public while each was still to be played: A for plain's, dup's and every
@@ -287,8 +289,8 @@ def _play_and_attack(
         assert not chance & tried, f"phase {phase}: a deal's chance seed was computed"
         # A bot holding its own seed tries every public number as its match seed, with
         # today's derivation (every match id, seat) and the old one ("seat:i").
-        mine = {bot_seed(c, m, s) for c in public for m in [*match_seed, qualify_id]
-                for s in range(2)}  # fmt: skip
+        named = [*match_seed, *label.values(), qualify_id]
+        mine = {bot_seed(c, m, s) for c in public for m in named for s in range(2)}
         mine |= {derive_seed(c, f"seat:{s}") for c in public for s in range(2)}
         assert not mine & bot_seeds, "a bot's seed was matched to a public number"
         assert not candidate_seeds(public, n, batches) & bot_seeds, "a bot's seed was derived"

@@ -66,7 +66,6 @@ from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLi
 from saloon.referee.remote import BotConnection
 from saloon.referee.seats import Seat
 from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError
-from saloon.worker.metrics import SANDBOX_START_SECONDS, SANDBOX_STARTS
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.sandbox.build import DEFAULT_BUILD_LIMITS, BuildLimits, build_version
 from saloon.worker.sandbox.docker_seat import DockerSeat
@@ -77,8 +76,7 @@ from saloon.worker.sandbox.images import (
     ensure_bot_image,
 )
 from saloon.worker.sandbox.packages import BotPackage, load_package
-from saloon.worker.sandbox.runtimes import runtime_for
-from saloon.worker.sandbox.stored import pinned_runtime
+from saloon.worker.sandbox.runtimes import pinned_runtime, runtime_for
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +265,10 @@ class DockerSandbox(Sandbox):
             self._remove(warm)
         started = time.perf_counter()
         runtime = self._start(package, tag, limits, key)
+        # Imported here: this module loads without the platform's libraries (docker,
+        # prometheus_client), e.g. for own_container_id in a bare image.
+        from saloon.worker.metrics import SANDBOX_START_SECONDS, SANDBOX_STARTS
+
         SANDBOX_STARTS.labels("docker").inc()
         SANDBOX_START_SECONDS.labels("docker").observe(time.perf_counter() - started)
         if deal is not None:

@@ -26,6 +26,23 @@ from saloon.worker.errors import UnsupportedLanguage
 from saloon.worker.sandbox.images import BOT_ROOT, base_tag
 from saloon.worker.sandbox.packages import BotPackage
 
+#: A hidden file in a stored version's unpacked folder: the runtime image tag the version
+#: was built and qualified on (its meta's ``runtime``). The Docker sandbox builds the bot's
+#: image on that tag, so upgrading a runtime never changes how a stored version plays.
+#: Hidden files are no part of a package: the version's content is unchanged by it.
+PINNED_RUNTIME = ".saloon-runtime"
+
+
+def pinned_runtime(bot_path: str) -> str | None:
+    """The runtime tag pinned beside an unpacked stored version, if any."""
+    path = Path(bot_path)
+    marker = (path if path.is_dir() else path.parent) / PINNED_RUNTIME
+    try:
+        return marker.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
 #: Where a compiled version's build output sits inside its image.
 BUILD_ROOT = f"{BOT_ROOT}/build"
 #: Where the Node.js runtime lives inside its image.

@@ -31,6 +31,7 @@ from saloon.sdk.errors import MalformedBotRef
 from saloon.sdk.languages import Language, detect
 from saloon.worker.errors import BotRefError, RegistryError
 from saloon.worker.sandbox.packages import BotPackage, archive_bytes
+from saloon.worker.sandbox.runtimes import PINNED_RUNTIME
 from saloon.worker.store import schema as t
 from saloon.worker.store.store import Store, VersionRow
 
@@ -67,26 +68,9 @@ def pack(package: BotPackage) -> tuple[str, bytes]:
     return hashlib.sha256(tar).hexdigest(), gzip.compress(tar, mtime=0)
 
 
-#: A hidden file in a stored version's unpacked folder: the runtime image tag the version
-#: was built and qualified on (its meta's ``runtime``). The Docker sandbox builds the bot's
-#: image on that tag, so upgrading a runtime never changes how a stored version plays.
-#: Hidden files are no part of a package: the version's content is unchanged by it.
-PINNED_RUNTIME = ".saloon-runtime"
-
-
 def version_language(meta: dict[str, object]) -> str:
     """A stored version's language (versions stored before languages were Python)."""
     return str(meta.get("language") or Language.PYTHON.value)
-
-
-def pinned_runtime(bot_path: str) -> str | None:
-    """The runtime tag pinned beside an unpacked stored version, if any."""
-    path = Path(bot_path)
-    marker = (path if path.is_dir() else path.parent) / PINNED_RUNTIME
-    try:
-        return marker.read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
 
 
 def unpack(data: bytes, entry: str, is_folder: bool) -> BotPackage:

@@ -230,6 +230,13 @@ def close_sandboxes() -> None:
         box.close()
 
 
+def season_seed_label(spec: MatchSpec) -> str | None:
+    """What names a season match in its bots' seeds: its place in the season (``#N``),
+    not the season's id, so one season spec records the same matches whatever the season
+    is called (a duplicate deal's rotations still differ: each has its own place)."""
+    return f"#{spec.index}" if spec.season_id else None
+
+
 def build_match(spec: MatchSpec, stored: StoredResolver | None = None) -> Match:
     """The live match of ``spec`` (seats acquired, nothing started yet)."""
     try:
@@ -252,6 +259,7 @@ def build_match(spec: MatchSpec, stored: StoredResolver | None = None) -> Match:
             spec.limits,
             match_id=spec.match_id,
             wall_ms=spec.wall_cap_ms(game.max_length),
+            seed_label=season_seed_label(spec),
         )
     except BaseException:
         for seat in seats:
