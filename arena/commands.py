@@ -32,7 +32,7 @@ from saloon.sdk.client import (
 from saloon.worker.errors import WorkerError
 from saloon.worker.logs import add_log_format_argument, configure_logging
 from saloon.worker.sandbox import SandboxKind
-from saloon.worker.sandbox.stored import version_language
+from saloon.worker.sandbox.runtimes import version_language
 from saloon.worker.seasons.cli import add_store_argument
 
 #: Owner of bots submitted to a local store (no server): the OS user.

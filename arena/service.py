@@ -54,7 +54,7 @@ from saloon.worker.errors import (
 from saloon.worker.queue.season_queue import SeasonQueue
 from saloon.worker.sandbox import SandboxKind
 from saloon.worker.sandbox.base import Sandbox
-from saloon.worker.sandbox.stored import version_language
+from saloon.worker.sandbox.runtimes import version_language
 from saloon.worker.seasons import run as seasons
 
 

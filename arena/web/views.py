@@ -38,7 +38,7 @@ from saloon.ratings.leaderboard import Leaderboard
 from saloon.ratings.source import bot_name, registry_name
 from saloon.sdk.languages import SPECS, Language
 from saloon.worker.errors import RegistryError
-from saloon.worker.sandbox.stored import version_language
+from saloon.worker.sandbox.runtimes import version_language
 from saloon.worker.store.rows import MatchStatus, ResultRow, SeasonRow, SeasonStatus
 from saloon.worker.store.store import Store
 

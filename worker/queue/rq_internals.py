@@ -334,7 +334,14 @@ class PipelinedWorker(SimpleWorker):
                     WORKERS_SUSPENDED,
                     Job.redis_job_namespace_prefix,
                 )
-            replies = pipe.execute()
+            try:
+                replies = pipe.execute()
+            except RedisError as exc:
+                # Redis went away while the job's success was written: the match is in the
+                # store (the truth; a job replayed records it once), and the outage is the
+                # worker's one line, not a traceback and a failure of a job that was played.
+                self.on_redis_lost(f"{type(exc).__name__}: {exc}")
+                return
         if pop:
             self._next = self._popped(queue, replies.pop())
         self._suspension_read = (time.monotonic(), bool(replies[-1]))

@@ -43,6 +43,11 @@ def pinned_runtime(bot_path: str) -> str | None:
         return None
 
 
+def version_language(meta: dict[str, object]) -> str:
+    """A stored version's language (versions stored before languages were Python)."""
+    return str(meta.get("language") or Language.PYTHON.value)
+
+
 #: Where a compiled version's build output sits inside its image.
 BUILD_ROOT = f"{BOT_ROOT}/build"
 #: Where the Node.js runtime lives inside its image.

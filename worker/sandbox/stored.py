@@ -28,7 +28,7 @@ import sqlalchemy as sa
 
 from saloon.sdk.botref import BotRef, parse_stored, split_tag
 from saloon.sdk.errors import MalformedBotRef
-from saloon.sdk.languages import Language, detect
+from saloon.sdk.languages import detect
 from saloon.worker.errors import BotRefError, RegistryError
 from saloon.worker.sandbox.packages import BotPackage, archive_bytes
 from saloon.worker.sandbox.runtimes import PINNED_RUNTIME
@@ -66,11 +66,6 @@ def pack(package: BotPackage) -> tuple[str, bytes]:
     """(sha256 hex of the canonical tar, the tar gzip-compressed) of ``package``."""
     tar = archive_bytes(package)
     return hashlib.sha256(tar).hexdigest(), gzip.compress(tar, mtime=0)
-
-
-def version_language(meta: dict[str, object]) -> str:
-    """A stored version's language (versions stored before languages were Python)."""
-    return str(meta.get("language") or Language.PYTHON.value)
 
 
 def unpack(data: bytes, entry: str, is_folder: bool) -> BotPackage:
