@@ -1,4 +1,5 @@
-"""Shared by the Docker sandbox tests: a sandbox of its own owner id, and what it left."""
+"""Shared by the Docker sandbox tests: a sandbox of its own owner id, the images they need,
+and what they left."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from saloon.sdk.languages import Language
 from saloon.worker.errors import BaseImageMissing, SandboxError
 from saloon.worker.sandbox.docker import DockerSandbox
 from tests import services
@@ -41,6 +43,29 @@ def base_image_or_skip(sandbox: DockerSandbox) -> None:
         if services.in_ci():
             pytest.fail(f"CI=true and {exc}", pytrace=False)
         pytest.skip(f"SKIPPED, NEEDS THE BOT BASE IMAGE: {exc}")
+
+
+def runtime_image_or_skip(sandbox: DockerSandbox, language: Language) -> str:
+    """The tag of ``language``'s runtime image (skips loudly, fails in CI, when it is not built)."""
+    from saloon.worker.sandbox.images import base_image_id
+    from saloon.worker.sandbox.runtimes import runtime_for
+
+    tag = runtime_for(language).tag()
+    try:
+        base_image_id(sandbox.client, tag)
+    except BaseImageMissing as exc:
+        if services.in_ci():
+            pytest.fail(f"CI=true and {exc}", pytrace=False)
+        pytest.skip(f"SKIPPED, NEEDS THE {language.name} RUNTIME IMAGE: {exc}")
+    return tag
+
+
+def build_leftovers(sandbox: DockerSandbox) -> list[str]:
+    """Build containers and sources images of any owner still in the engine."""
+    client = sandbox.client
+    containers = client.api.containers(all=True, filters={"label": ["saloon.role=bot-build"]})
+    images = [t for i in client.images.list() for t in i.tags if t.startswith("saloon-bot-src:")]
+    return [c["Id"] for c in containers] + images
 
 
 def sandbox_fixture(**kw: object) -> Iterator[DockerSandbox]:

@@ -21,13 +21,12 @@ from saloon.referee.replay import verify
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.house import make_house_bot
 from saloon.sdk.languages import Language
-from saloon.worker.errors import BaseImageMissing, BuildFailed
+from saloon.worker.errors import BuildFailed
 from saloon.worker.sandbox.docker import DockerSandbox
-from saloon.worker.sandbox.images import base_image_id, bot_tag
+from saloon.worker.sandbox.images import bot_tag
 from saloon.worker.sandbox.packages import load_package
-from saloon.worker.sandbox.runtimes import runtime_for
-from tests import services
-from tests.integration.docker_fixtures import sandbox_fixture
+
+from .docker_fixtures import build_leftovers, runtime_image_or_skip, sandbox_fixture
 
 HERE = Path(__file__).parent
 BOTS = HERE / "bots"
@@ -40,31 +39,11 @@ def sandbox() -> Iterator[DockerSandbox]:
     yield from sandbox_fixture()
 
 
-def go_image_or_skip(sandbox: DockerSandbox) -> str:
-    """The Go runtime image's tag (skips loudly, fails in CI, when it is not built)."""
-    tag = runtime_for(Language.GO).tag()
-    try:
-        base_image_id(sandbox.client, tag)
-    except BaseImageMissing as exc:
-        if services.in_ci():
-            pytest.fail(f"CI=true and {exc}", pytrace=False)
-        pytest.skip(f"SKIPPED, NEEDS THE GO RUNTIME IMAGE: {exc}")
-    return tag
-
-
-def build_leftovers(sandbox: DockerSandbox) -> list[str]:
-    """Build containers and sources images of any owner still in the engine."""
-    client = sandbox.client
-    containers = client.api.containers(all=True, filters={"label": ["saloon.role=bot-build"]})
-    images = [t for i in client.images.list() for t in i.tags if t.startswith("saloon-bot-src:")]
-    return [c["Id"] for c in containers] + images
-
-
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_a_go_bot_plays_every_game_in_docker_with_no_fault(
     sandbox: DockerSandbox, game: str
 ) -> None:
-    go_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.GO)
     seat = sandbox.seat(str(BOTS / "go_last"), "go_last")
     others: list[Seat] = [
         InProcessSeat(make_house_bot(game, "greedy"), "house:greedy")
@@ -92,7 +71,7 @@ def test_a_go_bot_plays_every_game_in_docker_with_no_fault(
 def test_a_panic_in_act_is_a_crash_naming_the_authors_file_and_line(
     sandbox: DockerSandbox, tmp_path: Path
 ) -> None:
-    go_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.GO)
     bot = tmp_path / "gopanic"
     bot.mkdir()
     (bot / "bot.go").write_text(
@@ -116,7 +95,7 @@ def test_a_panic_in_act_is_a_crash_naming_the_authors_file_and_line(
 def test_a_go_compile_error_is_refused_with_the_authors_file_and_line(
     sandbox: DockerSandbox, tmp_path: Path
 ) -> None:
-    go_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.GO)
     bad = tmp_path / "gobad"
     bad.mkdir()
     (bad / "bot.go").write_text(
@@ -140,7 +119,7 @@ def test_a_go_compile_error_is_refused_with_the_authors_file_and_line(
 
 
 def test_a_bot_that_writes_its_own_main_is_told_so(sandbox: DockerSandbox, tmp_path: Path) -> None:
-    go_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.GO)
     bad = tmp_path / "gomain"
     bad.mkdir()
     (bad / "bot.go").write_text("package main\n\nfunc main() {}\n")
@@ -158,7 +137,7 @@ HOSTILE_GO = ["go_tcp_connect", "go_host_file", "go_fork_bomb"]
 def test_hostile_go_bots_are_contained_and_play_on(sandbox: DockerSandbox, tmp_path: Path) -> None:
     """Network, host files, fork bomb: each Go bot attacks once, reports CONTAINED and plays
     the match out with no fault; the host's listener and file are untouched."""
-    go_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.GO)
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
     secret = tmp_path / "secret.txt"
@@ -198,7 +177,7 @@ def test_each_games_go_starter_kit_passes_check_bot_in_docker(
     sandbox: DockerSandbox, tmp_path: Path, game: str
 ) -> None:
     """saloon new GAME DIR --lang go, then saloon check-bot DIR: no slip."""
-    go_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.GO)
     cli = [sys.executable, "-m", "saloon.arena.cli"]
     folder = tmp_path / f"go-{game}"
     subprocess.run([*cli, "new", game, str(folder), "--lang", "go"], check=True, timeout=60)
@@ -218,7 +197,7 @@ def test_a_warm_go_runtime_keeps_its_stream_match_after_match(sandbox: DockerSan
     share one Bot.Play stream, each a fresh match for the bot (its Match.ID changes)."""
     from saloon.worker.sandbox.docker import DockerSeat
 
-    go_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.GO)
     game = "western-showdown-v1"
     runtimes = []
     for seed in range(3):
@@ -245,7 +224,7 @@ def test_a_hostile_go_build_is_contained_and_refused_with_nothing_left(
     from saloon.worker.sandbox.runtimes import GO, BuildStep, Runtime
     from tests.integration.test_languages_docker import HOSTILE_BUILDS
 
-    tag = go_image_or_skip(sandbox)
+    tag = runtime_image_or_skip(sandbox, Language.GO)
     script, said = HOSTILE_BUILDS[case]
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.5)

@@ -25,14 +25,15 @@ from saloon.referee.match import play_match
 from saloon.referee.record import MatchRecord
 from saloon.referee.seats import Seat
 from saloon.sdk.languages import Language
-from saloon.worker.errors import BaseImageMissing
 from saloon.worker.sandbox.docker import DockerSandbox, DockerSeat
-from saloon.worker.sandbox.images import base_image_id
 from saloon.worker.sandbox.packages import load_package
-from saloon.worker.sandbox.runtimes import runtime_for
-from tests import services
 
-from .docker_fixtures import base_image_or_skip, open_test_sandbox, owned_containers
+from .docker_fixtures import (
+    base_image_or_skip,
+    open_test_sandbox,
+    owned_containers,
+    runtime_image_or_skip,
+)
 from .helpers import check_record
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -56,16 +57,6 @@ class Planted:
     secret: Path
 
 
-def node_image_or_skip(sandbox: DockerSandbox) -> None:
-    """Skip loudly (fail in CI) when the Node.js runtime image is not built."""
-    try:
-        base_image_id(sandbox.client, runtime_for(Language.JAVASCRIPT).tag())
-    except BaseImageMissing as exc:
-        if services.in_ci():
-            pytest.fail(f"CI=true and {exc}", pytrace=False)
-        pytest.skip(f"SKIPPED, NEEDS THE NODE.JS RUNTIME IMAGE: {exc}")
-
-
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[DockerSandbox]:
     """A sandbox of its own. The module's last test closes it and checks what is left;
@@ -73,7 +64,7 @@ def sandbox() -> Iterator[DockerSandbox]:
     sandbox = open_test_sandbox()
     try:
         base_image_or_skip(sandbox)
-        node_image_or_skip(sandbox)
+        runtime_image_or_skip(sandbox, Language.JAVASCRIPT)
         yield sandbox
     finally:
         sandbox.close()

@@ -16,14 +16,14 @@ from saloon.referee.replay import verify
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.house import make_house_bot
 from saloon.sdk.languages import SPECS, Language
-from saloon.worker.errors import BaseImageMissing, BuildFailed, UnsupportedLanguage
+from saloon.worker.errors import BuildFailed, UnsupportedLanguage
 from saloon.worker.sandbox.build import BuildLimits, build_version
 from saloon.worker.sandbox.docker import DockerSandbox
-from saloon.worker.sandbox.images import base_image_id, bot_tag
+from saloon.worker.sandbox.images import bot_tag
 from saloon.worker.sandbox.packages import load_package
-from saloon.worker.sandbox.runtimes import NODE_TS, RUNTIMES, BuildStep, Runtime, runtime_for
-from tests import services
-from tests.integration.docker_fixtures import sandbox_fixture
+from saloon.worker.sandbox.runtimes import NODE_TS, RUNTIMES, BuildStep, Runtime
+
+from .docker_fixtures import build_leftovers, runtime_image_or_skip, sandbox_fixture
 
 BOTS = Path(__file__).parent / "bots"
 GAMES = {"seas-of-strife-v1": 3, "seizure-v1": 3, "western-showdown-v1": 2}
@@ -32,18 +32,6 @@ GAMES = {"seas-of-strife-v1": 3, "seizure-v1": 3, "western-showdown-v1": 2}
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[DockerSandbox]:
     yield from sandbox_fixture()
-
-
-def node_image_or_skip(sandbox: DockerSandbox) -> str:
-    """The Node.js runtime image's tag (skips loudly, fails in CI, when it is not built)."""
-    tag = runtime_for(Language.JAVASCRIPT).tag()
-    try:
-        base_image_id(sandbox.client, tag)
-    except BaseImageMissing as exc:
-        if services.in_ci():
-            pytest.fail(f"CI=true and {exc}", pytrace=False)
-        pytest.skip(f"SKIPPED, NEEDS THE NODE.JS RUNTIME IMAGE: {exc}")
-    return tag
 
 
 def play(sandbox: DockerSandbox, bot: Path, game: str, seed: int) -> tuple[object, Seat]:
@@ -55,19 +43,11 @@ def play(sandbox: DockerSandbox, bot: Path, game: str, seed: int) -> tuple[objec
     return play_match(game, [seat, *others], seed=seed), seat
 
 
-def build_leftovers(sandbox: DockerSandbox) -> list[str]:
-    """Build containers and sources images of any owner still in the engine."""
-    client = sandbox.client
-    containers = client.api.containers(all=True, filters={"label": ["saloon.role=bot-build"]})
-    images = [t for i in client.images.list() for t in i.tags if t.startswith("saloon-bot-src:")]
-    return [c["Id"] for c in containers] + images
-
-
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_a_javascript_bot_plays_every_game_in_docker_with_no_fault(
     sandbox: DockerSandbox, game: str
 ) -> None:
-    node_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.JAVASCRIPT)
     record, seat = play(sandbox, BOTS / "js_last", game, seed=3)
     assert record.faults == []  # type: ignore[attr-defined]
     assert record.outcome.value == "completed"  # type: ignore[attr-defined]
@@ -77,7 +57,7 @@ def test_a_javascript_bot_plays_every_game_in_docker_with_no_fault(
 
 
 def test_a_typescript_bot_is_built_once_and_plays(sandbox: DockerSandbox) -> None:
-    node_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.JAVASCRIPT)
     record, _ = play(sandbox, BOTS / "ts_last", "western-showdown-v1", seed=4)
     assert record.faults == []  # type: ignore[attr-defined]
     package = load_package(BOTS / "ts_last")
@@ -93,7 +73,7 @@ def test_a_typescript_bot_is_built_once_and_plays(sandbox: DockerSandbox) -> Non
 def test_a_typescript_compile_error_is_refused_with_the_authors_file_and_line(
     sandbox: DockerSandbox, tmp_path: Path
 ) -> None:
-    node_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.JAVASCRIPT)
     bad = tmp_path / "tsbad"
     bad.mkdir()
     (bad / "bot.ts").write_text(
@@ -148,7 +128,7 @@ HOSTILE_BUILDS = {
 def test_a_hostile_build_is_contained_and_refused_with_nothing_left(
     sandbox: DockerSandbox, case: str
 ) -> None:
-    tag = node_image_or_skip(sandbox)
+    tag = runtime_image_or_skip(sandbox, Language.JAVASCRIPT)
     script, said = HOSTILE_BUILDS[case]
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.5)
@@ -173,7 +153,7 @@ def test_a_hostile_build_is_contained_and_refused_with_nothing_left(
 
 def test_the_node_image_has_no_compiler_fetch_at_run_time(sandbox: DockerSandbox) -> None:
     """The runtime's npm packages are in the image: nothing is fetched when a bot runs."""
-    tag = node_image_or_skip(sandbox)
+    tag = runtime_image_or_skip(sandbox, Language.JAVASCRIPT)
     out = sandbox.client.containers.run(
         tag,
         ["node", "-e", "require('@grpc/grpc-js'); require('typescript'); console.log('ok')"],
@@ -192,7 +172,7 @@ def test_each_games_starter_kit_passes_check_bot_in_docker(
     import subprocess
     import sys
 
-    node_image_or_skip(sandbox)
+    runtime_image_or_skip(sandbox, Language.JAVASCRIPT)
     cli = [sys.executable, "-m", "saloon.arena.cli"]
     for game in sorted(GAMES):
         folder = tmp_path / f"{lang}-{game}"
