@@ -42,11 +42,11 @@ from saloon.referee.errors import RefereeError
 from saloon.referee.seeds import derive_seed
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.worker.errors import RegistryError, SeasonSpecError, UnknownSeason
+from saloon.worker.matches.spec import MatchSpec, check_season_id, match_id
 from saloon.worker.queue.season_queue import SeasonQueue
 from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons import run as seasons
 from saloon.worker.seasons.schedule import ScheduleKind, SeasonSpec
-from saloon.worker.seasons.spec import MatchSpec, check_season_id, match_id
 from saloon.worker.store.rows import ScheduledMatch, SeasonStatus
 
 log = logging.getLogger(__name__)

@@ -28,11 +28,11 @@ from saloon.referee.seeds import derive_seed
 from saloon.sdk.botref import HOUSE_PREFIX
 from saloon.sdk.house import house_bot_names
 from saloon.worker.errors import SeasonSpecError
+from saloon.worker.matches.spec import check_season_id
 from saloon.worker.queue.season_queue import SeasonQueue
 from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons import run as seasons
 from saloon.worker.seasons.schedule import SeasonSpec
-from saloon.worker.seasons.spec import check_season_id
 from saloon.worker.store.store import Store
 
 log = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ from typing import Any
 from rq.worker import SimpleWorker
 
 from saloon.referee.match import Match
+from saloon.worker.matches import play
 from saloon.worker.queue import jobs
 from saloon.worker.queue import worker as worker_main
-from saloon.worker.seasons import play
 from saloon.worker.store.store import Store
 
 #: The job being timed: span name -> [first start, last end, seconds in it, calls].

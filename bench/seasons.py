@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # bench/ runs from a checkout: tests.services is the PG URL
 
 from saloon.referee.limits import MatchLimits  # noqa: E402
+from saloon.worker.matches.play import play_spec  # noqa: E402
 from saloon.worker.queue.defaults import DEFAULT_REDIS_URL  # noqa: E402
 from saloon.worker.queue.season_queue import ALIVE_PREFIX, SeasonQueue, connect  # noqa: E402
-from saloon.worker.seasons.play import play_spec  # noqa: E402
 from saloon.worker.seasons.run import create, progress, start  # noqa: E402
 from saloon.worker.seasons.schedule import SeasonSpec, expand  # noqa: E402
 from saloon.worker.store.store import Store  # noqa: E402
@@ -228,8 +228,8 @@ def _history(store_url: str, game: str) -> None:
     """Record a few matches of ``game`` in the store first, not timed: a store in use has
     its game's recent match times, which a season's first start measures its batch size on
     (a store with none plays one match at that start: once per game and store)."""
+    from saloon.worker.matches.batching import HISTORY
     from saloon.worker.queue.jobs import run_batch
-    from saloon.worker.seasons.batching import HISTORY
 
     with Store.open(store_url) as store:
         specs = create(store, season(f"history-{uuid.uuid4().hex[:8]}", 2, game))

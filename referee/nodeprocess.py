@@ -85,7 +85,7 @@ class NodeBotProcess(BotProcess):
         #: The package's entry file, relative to its top (ManifestError if unclear).
         self.entry = detect_path(bot).entry
         # On the instance too: a worker swaps the class of its bot processes for its
-        # parent-death watch (saloon.worker.seasons.play), which must keep node's headroom.
+        # parent-death watch (saloon.worker.matches.play), which must keep node's headroom.
         self.address_space_headroom_mb = NODE_ADDRESS_SPACE_HEADROOM_MB
         super().__init__(bot, command, limits)
 

@@ -2,6 +2,7 @@
 
 * :mod:`saloon.worker.store`: the results store (SQL + migrations);
 * :mod:`saloon.worker.sandbox`: where bots run (process, Docker), images, packages;
+* :mod:`saloon.worker.matches`: a match spec, playing it here, how jobs carry them;
 * :mod:`saloon.worker.queue`: RQ jobs, the worker, its keepers;
 * :mod:`saloon.worker.seasons`: season specs, schedules, running a season here.
 

@@ -15,10 +15,10 @@ from saloon.arena.registry import Registry
 from saloon.referee.botprocess import BOT_DIR_PREFIX
 from saloon.referee.record import MatchRecord
 from saloon.referee.shown import shown
+from saloon.worker.matches.play import play_spec
+from saloon.worker.matches.spec import MatchSpec, SandboxKind
 from saloon.worker.queue.jobs import stored_resolver
 from saloon.worker.sandbox.packages import load_package
-from saloon.worker.seasons.play import play_spec
-from saloon.worker.seasons.spec import MatchSpec, SandboxKind
 from saloon.worker.store.store import Store
 
 GAME = "western-showdown-v1"

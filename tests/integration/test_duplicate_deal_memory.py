@@ -33,12 +33,12 @@ from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
 from saloon.referee.seats import InProcessSeat, Seat
 from saloon.sdk.house import make_house_bot
+from saloon.worker.matches.spec import SandboxKind
 from saloon.worker.queue.season_queue import SeasonQueue, connect
 from saloon.worker.sandbox import docker as docker_sandbox
 from saloon.worker.sandbox import open_sandbox
 from saloon.worker.sandbox.docker import DockerSandbox, DockerSeat, Runtime
 from saloon.worker.sandbox.packages import load_package
-from saloon.worker.seasons.spec import SandboxKind
 from saloon.worker.store.store import Store
 from tests.databases import postgres_schema
 

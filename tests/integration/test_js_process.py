@@ -24,8 +24,8 @@ from saloon.referee.nodeprocess import (
 from saloon.referee.remote import ProcessSeat
 from saloon.referee.replay import verify
 from saloon.sdk.languages import Language
+from saloon.worker.matches.play import WatchedBotProcess, seat_for
 from saloon.worker.sandbox import SandboxKind
-from saloon.worker.seasons.play import WatchedBotProcess, seat_for
 from tests import services
 
 GAMES = {"seas-of-strife-v1": 3, "seizure-v1": 3, "western-showdown-v1": 2}

@@ -1,4 +1,4 @@
-"""Bot processes never outlive their worker (saloon.worker.seasons.play.WatchedBotProcess).
+"""Bot processes never outlive their worker (saloon.worker.matches.play.WatchedBotProcess).
 
 * A real worker playing a path-bot season is killed with -9 at moments spread over its
   bot's start and its match, run after run; after each kill nothing that worker started
@@ -159,7 +159,7 @@ def test_an_idle_workers_keeper_sweeps_bot_processes_whose_starter_died(
 STARTER = """
 import sys, time
 from saloon.referee import botprocess
-from saloon.worker.seasons.play import WatchedBotProcess
+from saloon.worker.matches.play import WatchedBotProcess
 
 bot, kind, delay, token = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 WINDOW = (

@@ -15,9 +15,7 @@ import sqlalchemy as sa
 from rq.job import Job
 
 from saloon.referee.record import without_timing
-from saloon.worker.queue.jobs import FLUSH_EVERY, JobOutcome, run_batch
-from saloon.worker.queue.season_queue import SeasonQueue, alive_key, connect
-from saloon.worker.seasons.batching import (
+from saloon.worker.matches.batching import (
     MAX_BATCH,
     MIN_JOBS,
     JobLayout,
@@ -25,7 +23,9 @@ from saloon.worker.seasons.batching import (
     choose_batch,
     measured_match_ms,
 )
-from saloon.worker.seasons.play import play_spec
+from saloon.worker.matches.play import play_spec
+from saloon.worker.queue.jobs import FLUSH_EVERY, JobOutcome, run_batch
+from saloon.worker.queue.season_queue import SeasonQueue, alive_key, connect
 from saloon.worker.seasons.run import create, start
 from saloon.worker.seasons.schedule import SeasonSpec
 from saloon.worker.store.rows import MatchStatus

@@ -1,6 +1,6 @@
 """A season whose bot path runs in the Docker sandbox: every match recorded, no container left.
 
-The seasons and the sandbox meet in ``saloon.worker.seasons.play.seat_for``; this plays a short
+The seasons and the sandbox meet in ``saloon.worker.matches.play.seat_for``; this plays a short
 season through the command line, as an organiser would, with a real engine.
 """
 

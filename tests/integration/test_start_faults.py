@@ -29,8 +29,8 @@ from saloon.referee.match import play_match
 from saloon.referee.remote import ProcessSeat
 from saloon.sdk.protocol import loading_marker
 from saloon.worker.errors import SandboxFailed
+from saloon.worker.matches.play import play_spec
 from saloon.worker.queue.season_queue import SeasonQueue, connect
-from saloon.worker.seasons.play import play_spec
 from saloon.worker.seasons.run import create, start
 from saloon.worker.seasons.schedule import SeasonSpec, expand
 from saloon.worker.store.store import Store

@@ -169,7 +169,7 @@ def fill_wide(store: Store, store_url: str) -> dict[str, str]:
     """A site whose every page holds the widest content: each owner's token."""
     from saloon.arena import continuous
     from saloon.arena.matchmaker import Settings
-    from saloon.worker.seasons.spec import SandboxKind
+    from saloon.worker.matches.spec import SandboxKind
 
     assert len(LONG_A) == len(LONG_B) == len(NOISY) == 40 and len(WIDE_OWNER) == 32
     registry = Registry(store)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from saloon.referee.limits import wall_cap_ms
 from saloon.worker.errors import SeasonSpecError
+from saloon.worker.matches.spec import JOB_TIMEOUT_MARGIN_S, MatchSpec
 from saloon.worker.seasons.schedule import (
     CYCLIC_PAIR_SPREAD,
     CyclicOffsets,
@@ -21,7 +22,6 @@ from saloon.worker.seasons.schedule import (
     round_tables,
     uses_full_set,
 )
-from saloon.worker.seasons.spec import JOB_TIMEOUT_MARGIN_S, MatchSpec
 
 
 def season(n: int, k: int, rounds: int = 1, duplicate: bool = False, seed: int = 1) -> SeasonSpec:

@@ -24,6 +24,8 @@ from typing import Any
 
 from saloon.worker.errors import BotRefError, SeasonSpecError, StoreUnavailable, WorkerError
 from saloon.worker.logs import log_context
+from saloon.worker.matches.play import StoredResolver, play_spec
+from saloon.worker.matches.spec import MatchSpec
 from saloon.worker.metrics import (
     JOB_SECONDS,
     JOBS_FAILED,
@@ -35,8 +37,6 @@ from saloon.worker.metrics import (
     observe_match,
 )
 from saloon.worker.queue.defaults import WORKER_GC_THRESHOLD
-from saloon.worker.seasons.play import StoredResolver, play_spec
-from saloon.worker.seasons.spec import MatchSpec
 from saloon.worker.store.config import resolve_url
 from saloon.worker.store.rows import MatchStatus
 from saloon.worker.store.store import PendingResults, PreparedResult, Store

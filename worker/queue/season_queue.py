@@ -2,7 +2,7 @@
 retries, abandoned-job reaping.
 
 * **Batches**: with a batch size B > 1, the season's matches go in jobs of consecutive
-  ones of its schedule, laid out by saloon.worker.seasons.batching.JobLayout (full jobs
+  ones of its schedule, laid out by saloon.worker.matches.batching.JobLayout (full jobs
   of B, then a tapered tail; uniform jobs of B for seasons started before tapering). A
   job has the id of its first match (:func:`holder_id`), so every rule below holds for it
   as for a one-match job, and the job that holds a match is known from the match's index
@@ -49,6 +49,8 @@ from rq.job import Job, JobStatus
 
 from saloon.games import get_game
 from saloon.worker.errors import QueueUnavailable
+from saloon.worker.matches.batching import JobLayout
+from saloon.worker.matches.spec import MatchSpec, in_season, match_id
 from saloon.worker.queue.defaults import DEFAULT_QUEUE
 from saloon.worker.queue.rq_internals import (
     drop_started,
@@ -60,8 +62,6 @@ from saloon.worker.queue.rq_internals import (
     retry_or_fail,
     take_popped,
 )
-from saloon.worker.seasons.batching import JobLayout
-from saloon.worker.seasons.spec import MatchSpec, in_season, match_id
 
 log = logging.getLogger(__name__)
 

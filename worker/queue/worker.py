@@ -60,6 +60,7 @@ from rq.job import Job
 from saloon.referee.shown import log_to_stderr
 from saloon.worker.errors import StoreUnavailable, WorkerError
 from saloon.worker.logs import configure_logging, set_log_context
+from saloon.worker.matches.play import close_sandboxes, sweep_sandboxes
 from saloon.worker.queue.defaults import DEFAULT_MAX_JOBS, DEFAULT_QUEUE, add_worker_arguments
 from saloon.worker.queue.jobs import (
     WARM_UP_MATCH_ID,
@@ -81,7 +82,6 @@ from saloon.worker.queue.season_queue import (
     reap_abandoned,
     rescue_popped,
 )
-from saloon.worker.seasons.play import close_sandboxes, sweep_sandboxes
 from saloon.worker.store.config import resolve_url
 
 log = logging.getLogger(__name__)
@@ -385,13 +385,13 @@ def run_worker(
 
 def start_metrics(address: str, redis_url: str, queue_names: Sequence[str]) -> None:
     """Serve this worker's metrics on ``address`` (HOST:PORT), with its queues' state."""
+    from saloon.worker.matches.play import warm_runtimes
     from saloon.worker.metrics import (
         QueueCollector,
         register_collector,
         serve_metrics,
         warm_gauge,
     )
-    from saloon.worker.seasons.play import warm_runtimes
 
     register_collector("queue", QueueCollector(redis_url, queue_names))
     warm_gauge(warm_runtimes)

@@ -129,7 +129,7 @@ _BOT_TMPDIR = re.compile(
 def sweep_orphans(proc: str = "/proc") -> int:
     """Kill every bot process of this host whose starter is gone; how many were killed.
 
-    A worker's bot processes die with it (saloon.worker.seasons.play.WatchedBotProcess);
+    A worker's bot processes die with it (saloon.worker.matches.play.WatchedBotProcess);
     this is the backstop, for any process that started bots (``saloon play`` too) and for
     a bot's descendants that no PID namespace holds. A bot process's TMPDIR names its
     starter by pid, start time and PID namespace: the starter is gone when no process of

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from saloon.worker.errors import SeasonError, UnknownSeason, WorkerError
+from saloon.worker.matches.batching import JobLayout, choose_batch
+from saloon.worker.matches.play import close_sandboxes
+from saloon.worker.matches.spec import MatchSpec, match_id
 from saloon.worker.queue.jobs import JobOutcome, run_match
 from saloon.worker.queue.season_queue import Enqueued, SeasonQueue, reap_abandoned, rescue_popped
-from saloon.worker.seasons.batching import JobLayout, choose_batch
-from saloon.worker.seasons.play import close_sandboxes
 from saloon.worker.seasons.schedule import SeasonSpec, expand
-from saloon.worker.seasons.spec import MatchSpec, match_id
 from saloon.worker.store.rows import (
     MatchState,
     MatchStatus,
@@ -90,7 +90,7 @@ def start(
     """Enqueue every match of the season not yet recorded (idempotent); the store notes
     the queue, so that whatever watches it re-enqueues what a lost Redis drops
     (:func:`requeue_lost`), and its jobs' layout: ``batch`` matches a full job, else
-    measured, the tail tapered (saloon.worker.seasons.batching), fixed at the season's
+    measured, the tail tapered (saloon.worker.matches.batching), fixed at the season's
     first start."""
     row = _runnable_season(store, season_id)  # read once: it is on the way to the first job
     rows = _specs(store, season_id)

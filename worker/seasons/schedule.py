@@ -41,8 +41,8 @@ from saloon.referee.limits import (
 )
 from saloon.referee.seeds import derive_seed
 from saloon.worker.errors import SeasonSpecError
+from saloon.worker.matches.spec import MatchSpec, check_season_id, match_id
 from saloon.worker.sandbox import SandboxKind
-from saloon.worker.seasons.spec import MatchSpec, check_season_id, match_id
 
 #: Largest round (in matches) played as the full set of k-subsets x rotations; above it
 #: the cyclic schedule keeps a round at n matches.

@@ -78,7 +78,7 @@ class SeasonRow:
     #: Matches per job on the queue (fixed at its first start; 1 before).
     batch: int = 1
     #: Its jobs tapered: full jobs of ``batch``, then smaller ones (seasons started since
-    #: tapering; saloon.worker.seasons.batching.JobLayout).
+    #: tapering; saloon.worker.matches.batching.JobLayout).
     batch_tapered: bool = False
 
 

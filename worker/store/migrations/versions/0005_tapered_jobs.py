@@ -1,5 +1,5 @@
 """Whether a season's jobs are tapered (seasons.batch_tapered): full jobs of seasons.batch
-matches, then a tail of smaller ones (saloon.worker.seasons.batching.JobLayout). Seasons
+matches, then a tail of smaller ones (saloon.worker.matches.batching.JobLayout). Seasons
 started before keep their uniform jobs. And an index on results (game, finished_at): a
 season's first start reads the game's latest results (Store.recent_match_ms), which was a
 sort of all the game's results (it replaces the index on game alone, one index fewer to

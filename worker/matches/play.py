@@ -1,4 +1,4 @@
-"""Playing one :class:`~saloon.worker.seasons.spec.MatchSpec` on this worker: seats, match, record.
+"""Playing one :class:`~saloon.worker.matches.spec.MatchSpec` on this worker: seats, match, record.
 
 :func:`seat_for` is the one place a bot reference becomes a live seat: house bots through
 the referee's ``resolve_seat`` (in-process), bot paths and stored versions
@@ -30,6 +30,7 @@ from saloon.referee.seats import Seat
 from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
 from saloon.worker.errors import BotRefError, PackageError, SandboxFailed
+from saloon.worker.matches.spec import MatchSpec
 from saloon.worker.metrics import (
     SANDBOX_SEAT_SECONDS,
     SANDBOX_SEATS,
@@ -38,7 +39,6 @@ from saloon.worker.metrics import (
 )
 from saloon.worker.sandbox import SandboxKind, open_sandbox
 from saloon.worker.sandbox.base import Sandbox, sweep_orphans
-from saloon.worker.seasons.spec import MatchSpec
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from saloon.sdk.botref import HOUSE, parse_entry
-from saloon.worker.seasons.spec import MatchSpec
+from saloon.worker.matches.spec import MatchSpec
 from saloon.worker.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ def measured_match_ms(store: Store, specs: Sequence[MatchSpec]) -> float | None:
     if history:
         return statistics.median(history)
     if all(parse_entry(ref).kind == HOUSE for ref in specs[0].seats):
-        from saloon.worker.seasons.play import play_spec
+        from saloon.worker.matches.play import play_spec
 
         probe = play_spec(specs[0]).record.timing.get("match_ms")
         if isinstance(probe, int | float):

@@ -1,7 +1,7 @@
 """A match as data: everything a worker needs to play one scheduled match (JSON-able).
 
 A :class:`MatchSpec` travels through the queue and into the store's schedule; the worker
-builds the live :class:`~saloon.referee.match.Match` from it (saloon.worker.seasons.play).
+builds the live :class:`~saloon.referee.match.Match` from it (saloon.worker.matches.play).
 
 Seats are season entries (:func:`saloon.sdk.botref.parse_entry`):
 
