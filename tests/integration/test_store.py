@@ -6,6 +6,7 @@ module; every test starts from empty tables.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -50,6 +51,7 @@ from saloon.worker.store.schema import (
 )
 from saloon.worker.store.schema import results as result_rows
 from saloon.worker.store.store import (
+    HeldConnection,
     MatchStatus,
     Outcome,
     ScheduledMatch,
@@ -809,7 +811,7 @@ def test_a_connection_dropped_around_a_sent_record_records_it_once(
     # The connection this thread sends statements on without waiting (a claim, then the
     # record, one after the other): the one the send will use.
     assert store.send_claim(["dr-1"]).wait() == {"dr-1": MatchStatus.RUNNING}
-    held = store._held.conn
+    held = store.held_connection().connection
     assert held is not None
     pid = held.connection.dbapi_connection.info.backend_pid  # type: ignore[union-attr]
     admin = sa.create_engine(store_url)
@@ -874,12 +876,26 @@ def test_statements_sent_without_waiting_share_one_held_connection_one_at_a_time
 ) -> None:
     store.create_season("hc", {"game": "seas-of-strife-v1"}, schedule("hc", 3))
     assert store.send_claim(["hc-0"]).wait() == {"hc-0": MatchStatus.RUNNING}
-    held = store._held.conn
+    held = store.held_connection().connection
+    assert held is not None and not store.held_connection().busy
     # The next statement goes on the same connection, checked out once...
     pending = store.send_results([store.prepare_result("hc-0", played("hc-0"), {})])
-    assert store._held.conn is held and store._held.busy
+    assert store.held_connection() == HeldConnection(held, busy=True)
     # ... and one sent while it is busy goes on another (a pooled one), both answered.
     claim = store.send_claim(["hc-1", "hc-2"])
     assert claim.wait() == {"hc-1": MatchStatus.RUNNING, "hc-2": MatchStatus.RUNNING}
-    assert pending.wait() == [True] and not store._held.busy and store._held.conn is held
+    assert pending.wait() == [True] and store.held_connection() == HeldConnection(held, False)
     assert store.progress("hc").done == 1
+
+
+def test_the_held_connection_is_a_read_only_snapshot(store: Store) -> None:
+    store.create_season("hs", {"game": "seas-of-strife-v1"}, schedule("hs", 1))
+    assert store.send_claim(["hs-0"]).wait() == {"hs-0": MatchStatus.RUNNING}
+    # A thread that sent nothing holds nothing (on SQLite no thread ever does).
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(store.held_connection).result() == HeldConnection(None, busy=False)
+    snapshot = store.held_connection()
+    assert (snapshot.connection is not None) is (store.backend == "postgresql")
+    assert not snapshot.busy
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        snapshot.busy = True  # type: ignore[misc]

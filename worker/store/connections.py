@@ -14,6 +14,7 @@ import select
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Self, TypeVar
 
@@ -74,6 +75,18 @@ class _Held(threading.local):
     #: A statement sent on it has not been answered yet.
     busy: bool = False
     pid: int = 0
+
+
+@dataclass(frozen=True)
+class HeldConnection:
+    """A snapshot of the connection the calling thread holds for the statements it sends
+    without waiting (:meth:`StoreBase.held_connection`): read-only, for tests and
+    diagnostics; changing it changes nothing in the store."""
+
+    #: The held connection (PostgreSQL), or None: none yet, dropped, or not PostgreSQL.
+    connection: sa.Connection | None
+    #: A statement sent on it has not been answered yet (the next one takes a pooled one).
+    busy: bool
 
 
 @contextmanager
@@ -201,6 +214,16 @@ class StoreBase:
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
+
+    def held_connection(self) -> HeldConnection:
+        """The connection the calling thread holds for the statements it sends without
+        waiting (``send_claim``, ``send_results`` on PostgreSQL), as a read-only snapshot:
+        which one, and whether a statement sent on it is unanswered. A forked child holds
+        none of its parent's."""
+        held = self._held
+        if held.pid != os.getpid():
+            return HeldConnection(None, False)
+        return HeldConnection(held.conn, held.busy)
 
     @property
     def engine(self) -> sa.Engine:

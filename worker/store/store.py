@@ -12,6 +12,7 @@ from __future__ import annotations
 from saloon.referee.record import Outcome
 from saloon.worker.store.bots import Bots
 from saloon.worker.store.claims import Claims, PendingClaim
+from saloon.worker.store.connections import HeldConnection
 from saloon.worker.store.recording import PendingResults, PreparedResult, Recording
 from saloon.worker.store.results import Results
 from saloon.worker.store.rows import (
@@ -33,6 +34,7 @@ from saloon.worker.store.seasons import Seasons
 __all__ = [
     "BotRow",
     "FaultRow",
+    "HeldConnection",
     "MatchState",
     "MatchStatus",
     "Outcome",
