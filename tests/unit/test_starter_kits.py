@@ -64,3 +64,13 @@ def test_next_steps_of_a_js_kit_name_the_process_sandbox_where_node_is_installed
     assert "docker:mybot" in steps
     assert "where node is installed, the process sandbox: --seat mybot" in steps
     assert "process sandbox" not in next_steps("seizure-v1", "mybot", "ts")
+
+
+def test_the_cpp_kits_copy_of_the_bot_protocol_is_the_protocol() -> None:
+    """kits/cpp/proto is compiled into the C++ runtime image (its build context is the kit):
+    it must be proto/saloon/v1/bot.proto, byte for byte."""
+    from saloon.kits import kit_dir
+
+    root = Path(__file__).resolve().parents[2]
+    kept = kit_dir("cpp") / "proto" / "saloon" / "v1" / "bot.proto"
+    assert kept.read_bytes() == (root / "proto" / "saloon" / "v1" / "bot.proto").read_bytes()

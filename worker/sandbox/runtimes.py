@@ -54,6 +54,8 @@ BUILD_ROOT = f"{BOT_ROOT}/build"
 JS_HOME = "/opt/saloon/js"
 #: Where the Go runtime (GOPATH, build script, precompiled build cache) lives in its image.
 GO_HOME = "/opt/saloon/go"
+#: Where the C++ runtime (headers, libsaloon.a, build script) lives in its image.
+CPP_HOME = "/opt/saloon/cpp"
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,17 @@ def _go_build(package: BotPackage, out: str) -> list[str]:
     return ["sh", f"{GO_HOME}/build.sh", out, folder]
 
 
+def _cpp_serve(package: BotPackage, socket: str) -> list[str]:
+    return [f"{BUILD_ROOT}/bot", "--socket", socket]
+
+
+def _cpp_build(package: BotPackage, out: str) -> list[str]:
+    # kits/cpp/build.sh: g++ on the C++ files of the entry's folder, linked with the image's
+    # precompiled runtime library (the program's main) and gRPC; the binary is OUT/bot.
+    folder = package.entry.rpartition("/")[0] or "."
+    return ["sh", f"{CPP_HOME}/build.sh", out, folder]
+
+
 PYTHON = Runtime((Language.PYTHON,), None, "saloon-bot-base", _python_serve)
 NODE = Runtime(
     (Language.JAVASCRIPT, Language.TYPESCRIPT),
@@ -153,6 +166,7 @@ NODE = Runtime(
 )
 NODE_TS = Runtime((Language.TYPESCRIPT,), "js", "saloon-bot-js", _js_serve, BuildStep(_ts_build))
 GO = Runtime((Language.GO,), "go", "saloon-bot-go", _go_serve, BuildStep(_go_build))
+CPP = Runtime((Language.CPP,), "cpp", "saloon-bot-cpp", _cpp_serve, BuildStep(_cpp_build))
 
 #: Every language's runtime (a language missing here is refused at submission).
 RUNTIMES: dict[Language, Runtime] = {
@@ -160,6 +174,7 @@ RUNTIMES: dict[Language, Runtime] = {
     Language.JAVASCRIPT: NODE,
     Language.TYPESCRIPT: NODE_TS,
     Language.GO: GO,
+    Language.CPP: CPP,
 }
 
 
