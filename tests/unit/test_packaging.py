@@ -52,3 +52,11 @@ def test_the_wheel_holds_every_package_folder_and_typing_marker(tmp_path: Path) 
     assert any(n.endswith("games/seizure/__init__.py") for n in expected)
     assert "saloon/sdk/proto/bot_pb2.pyi" in expected
     assert expected - names == set(), "files missing from the wheel"
+    # Every runtime kit's files: a worker installed from the wheel tags a runtime image by
+    # a hash of them (saloon.kits.kit_hash), which must be the hash deploy/dev.sh built.
+    from saloon.kits import KITS, kit_files
+
+    for kit in ("js", "go", "cpp"):
+        files = {f"saloon/kits/{p.relative_to(KITS).as_posix()}" for p in kit_files(kit)}
+        files = {f for f in files if "/node_modules/" not in f}
+        assert files - names == set(), f"{kit} kit files missing from the wheel"
