@@ -288,6 +288,7 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
                 if statuses is not None and _skipped(spec, statuses, outcomes, recorder):
                     continue
                 refused = ""
+                played = None  # a refused match has none (it was unbound: UnboundLocalError)
                 try:
                     with log_context(match=spec.match_id):
                         played = play_spec(spec, resolver)
