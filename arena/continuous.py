@@ -279,6 +279,9 @@ def tick(registry: Registry, queue: SeasonQueue | None, ladder_id: str, store_ur
         try:
             if not seasons.progress(store, current, queue).finished:
                 return "playing"
+            # Settled by the job that recorded its last match; the driver watches, so it
+            # settles it too (idempotent) before the next batch reads it as over.
+            store.settle_season(current)
         except UnknownSeason:
             log.warning("ladder %s: batch %s is missing; making it again", ladder_id, current)
             made -= 1

@@ -35,7 +35,6 @@ from prometheus_client.registry import Collector
 
 from saloon.worker.metrics import (
     DURATION_BUCKETS,
-    QueueCollector,
     instrument_store,
     register_collector,
 )
@@ -225,4 +224,6 @@ def register_arena_metrics(store: Store, redis_url: str | None, queue_name: str)
     instrument_store(store)
     register_collector("arena", ArenaCollector(store))
     if redis_url:
+        from saloon.worker.queue.collector import QueueCollector  # rq and redis: serve only
+
         register_collector("queue", QueueCollector(redis_url, [queue_name]))

@@ -37,8 +37,8 @@ from saloon.worker.store.store import Store
 
 def season_over(store: Store, season: SeasonRow) -> bool:
     """True when none of ``season``'s matches can still be played: every one recorded (or
-    cancelled), whether or not its status was settled yet (a season's status is settled
-    when its progress is next read); a cancelled season once none runs any more."""
+    cancelled), whether or not its status was settled yet (the job that recorded its last
+    match settles it just after); a cancelled season once none runs any more."""
     counts = store.progress(season.season_id)
     if season.status is SeasonStatus.CANCELLED:
         return counts.count(MatchStatus.RUNNING) == 0

@@ -32,9 +32,9 @@ from saloon.arena.service import ArenaConfig, ArenaService
 from saloon.arena.web.app import build_app
 from saloon.arena.web.serve import WebServer
 from saloon.sdk.arena_proto import arena_pb2_grpc as pb_grpc
+from saloon.worker.queue.keepers import requeue_lost
 from saloon.worker.queue.season_queue import SeasonQueue, connect
 from saloon.worker.sandbox import SandboxKind, open_sandbox
-from saloon.worker.seasons.run import requeue_lost
 from saloon.worker.store.store import Store
 
 log = logging.getLogger(__name__)

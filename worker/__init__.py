@@ -6,6 +6,8 @@
 * :mod:`saloon.worker.queue`: RQ jobs, the worker, its keepers;
 * :mod:`saloon.worker.seasons`: season specs, schedules, running a season here.
 
-It sits on the referee (it plays matches through the referee's seats) and under the
-ratings and the arena.
+They are layers, each importing only those below it (pyproject.toml's worker contract;
+docs/seasons.md, "The worker's layers"): seasons > status > queue > matches > sandbox >
+metrics > store > logs > errors. The worker sits on the referee (it plays matches through
+the referee's seats) and under the ratings and the arena.
 """

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
@@ -280,73 +280,6 @@ def _operational() -> tuple[type[BaseException], ...]:
 
     kinds.append(sqlite3.OperationalError)
     return tuple(kinds)
-
-
-class QueueCollector(Collector):
-    """The queue's state when Prometheus scrapes, read from Redis (RQ's public registries):
-    ``saloon_queue_jobs{queue,state}`` (queued, started, scheduled for a retry, deferred,
-    finished and failed kept by RQ), ``saloon_workers_alive{queue}`` (workers whose alive
-    key exists) and ``saloon_redis_up`` (1 when Redis answered)."""
-
-    STATES = ("queued", "started", "scheduled", "deferred", "finished", "failed")
-
-    def __init__(self, redis_url: str, queue_names: Sequence[str]) -> None:
-        self.redis_url = redis_url
-        self.queue_names = list(queue_names)
-        self._redis: Any = None
-
-    def _connection(self) -> Any:
-        if self._redis is None:
-            from redis import Redis
-
-            self._redis = Redis.from_url(self.redis_url, socket_timeout=2, socket_connect_timeout=2)
-        return self._redis
-
-    def collect(self) -> Iterator[Metric]:
-        jobs = GaugeMetricFamily(
-            "saloon_queue_jobs", "Jobs in the queue now, by state.", labels=["queue", "state"]
-        )
-        alive = GaugeMetricFamily(
-            "saloon_workers_alive", "Workers of the queue that are alive.", labels=["queue"]
-        )
-        up = GaugeMetricFamily("saloon_redis_up", "1 when Redis answered the scrape.")
-        try:
-            for name, counts, workers in self.read():
-                for state in self.STATES:
-                    jobs.add_metric([name, state], counts[state])
-                alive.add_metric([name], workers)
-            up.add_metric([], 1)
-        except Exception as exc:  # Redis away: say so, do not fail the scrape
-            log.debug("metrics: queue: %s", exc)
-            up.add_metric([], 0)
-            self._redis = None
-        yield from (jobs, alive, up)
-
-    def read(self) -> list[tuple[str, dict[str, int], int]]:
-        """Per queue: its counts by state and its workers alive."""
-        from rq import Queue, Worker
-
-        from saloon.worker.queue.season_queue import SeasonQueue
-
-        redis = self._connection()
-        out = []
-        for name in self.queue_names:
-            queue = Queue(name, connection=redis)
-            counts = {
-                "queued": queue.count,
-                "started": queue.started_job_registry.count,
-                "scheduled": queue.scheduled_job_registry.count,
-                "deferred": queue.deferred_job_registry.count,
-                "finished": queue.finished_job_registry.count,
-                "failed": queue.failed_job_registry.count,
-            }
-            names = [w.name for w in Worker.all(queue=queue)]
-            workers = len(SeasonQueue(redis, name).alive(names))
-            out.append((name, counts, workers))
-        return out
-
-    def describe(self) -> Iterator[Metric]:
-        return iter(())
 
 
 def register_collector(key: str, collector: Collector) -> None:

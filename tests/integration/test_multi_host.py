@@ -255,7 +255,8 @@ def test_workers_on_two_hosts_one_killed_mid_match(
                     all=True, filters={"label": [f"saloon.parent={victim}"]}
                 ):
                     swept_at = time.monotonic()
-            if done_at is None and progress(store, r.season).finished:
+            p = progress(store, r.season)
+            if done_at is None and p.finished and p.status is SeasonStatus.DONE:
                 done_at = time.monotonic()
             time.sleep(0.5)
         assert swept_at - t_kill < SWEEP_S

@@ -14,7 +14,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from saloon.arena.metrics import ArenaCollector
-from saloon.worker.metrics import QueueCollector, register_collector, warm_gauge
+from saloon.worker.metrics import register_collector, warm_gauge
+from saloon.worker.queue.collector import QueueCollector
 from saloon.worker.store.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

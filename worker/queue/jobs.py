@@ -144,9 +144,9 @@ def stored_resolver(store: Store) -> StoredResolver:
 def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
     """Play the scheduled match of ``spec`` unless it is done or cancelled; record it once.
 
-    Two store round trips per match: claim it (RUNNING, an attempt; or DONE / CANCELLED
-    and left alone), record the result. The season's own status is settled by whoever
-    reads its progress (saloon.worker.seasons.run.progress), not by every job.
+    Three store round trips per match: claim it (RUNNING, an attempt; or DONE / CANCELLED
+    and left alone), record the result, then settle its season if that was its last
+    match to play (:func:`settle_season`).
     """
     prepared = _unrecorded.pop(spec.match_id, None)
     if prepared is None:
@@ -161,6 +161,7 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
             played = play_spec(spec, stored_resolver(store))
         except BotRefError as exc:
             store.mark_match(spec.match_id, MatchStatus.FAILED, str(exc))
+            settle_season(store, spec.season_id)
             return JobOutcome.REFUSED
         observe_match(spec.game, played.record)
         prepared = store.prepare_result(spec.match_id, played.record, played.stderr)
@@ -172,7 +173,20 @@ def run_match(spec: MatchSpec, store: Store, worker: str = "") -> JobOutcome:
         raise
     if wrote:
         RESULTS_RECORDED.labels(spec.game).inc()
+        settle_season(store, spec.season_id)
     return JobOutcome.RECORDED if wrote else JobOutcome.DUPLICATE
+
+
+def settle_season(store: Store, season_id: str) -> None:
+    """Settle the season of matches this job just recorded or failed, if it has none left
+    to play (Store.settle_season: one statement, after the job's own write is committed).
+    A store away now is only logged: the keepers settle it (saloon.worker.queue.keepers)."""
+    if not season_id:
+        return  # a match of no season
+    try:
+        store.settle_season(season_id)
+    except WorkerError as exc:
+        log.info("season %s: not settled now (%s); the keepers will", season_id, exc)
 
 
 #: A batch job records what it played every this many matches (one statement each), at
@@ -265,6 +279,7 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
     """Play a batch of scheduled matches (one season's, in schedule order), each claimed
     and recorded by its own id exactly once; the outcome of each.
 
+    Last, its season is settled if the batch played its last matches (:func:`settle_season`).
     One claim statement for the batch (matches DONE or CANCELLED are left alone: a
     retried batch skips what it recorded before), sent without waiting where the store
     can (PostgreSQL): the batch's first match plays meanwhile and the claim is looked at
@@ -316,6 +331,11 @@ def run_batch(specs: list[MatchSpec], store: Store, worker: str = "") -> list[Jo
                     continue
             recorder.add(prepared, left=len(specs) - 1 - k)
         recorder.flush(wait=True)
+        changed = (JobOutcome.RECORDED, JobOutcome.REFUSED)
+        for season_id in dict.fromkeys(
+            s.season_id for s in specs if outcomes[s.match_id] in changed
+        ):
+            settle_season(store, season_id)
     finally:
         if claim is not None and not claim.done:  # left early: free the claim's connection
             with contextlib.suppress(WorkerError):
@@ -410,6 +430,12 @@ def on_match_failure(
     # A batch job: every match of it not yet recorded (DONE ones are never changed).
     ids = [s["match_id"] for s in payload] if isinstance(payload, list) else [job.id]
     try:
-        store_for(str(job.args[1])).mark_matches(ids, status, detail)
+        store = store_for(str(job.args[1]))
+        store.mark_matches(ids, status, detail)
     except WorkerError as err:  # the store may be what failed; the retry will tell
         log.warning("%s: could not mark the store: %s", job.id, err)
+        return
+    if not retrying:  # its last attempt: the season may have nothing left to play now
+        specs = payload if isinstance(payload, list) else [payload]
+        for season_id in dict.fromkeys(str(s.get("season_id") or "") for s in specs):
+            settle_season(store, season_id)

@@ -19,8 +19,8 @@ retries, abandoned-job reaping.
 * **Abandoned jobs**: a worker killed with -9 leaves its job in RQ's StartedJobRegistry,
   where RQ would only notice after the job's timeout. Each saloon worker keeps a short-lived
   alive key (:func:`alive_key`); :func:`reap_abandoned` re-enqueues (as a retry) every
-  started job whose worker's key has expired. Workers run it every second
-  (saloon.worker.queue.worker), and ``saloon season status`` runs it too.
+  started job whose worker's key has expired. Workers' keepers run it every second
+  (saloon.worker.queue.worker).
 * **Popped, never started**: :func:`rescue_popped` re-enqueues a job a worker took off
   the queue but never started (it lost Redis or died in between).
 * **Backoff without RQ's scheduler process**: retries with an interval sit in RQ's

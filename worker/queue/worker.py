@@ -17,7 +17,7 @@ kept other ways:
   upkeep (registry cleaning every ``maintenance_interval``) runs in RQ's loop as ever;
 * **the store is the truth**: every REQUEUE_EVERY_S one keeper per queue (a Redis lock)
   enqueues again what the running seasons of its stores (``--store``, and every store a
-  job named) say is pending and no live job holds (saloon.worker.seasons.run.requeue_lost):
+  job named) say is pending and no live job holds (saloon.worker.queue.keepers.requeue_lost):
   a Redis restarted without persistence loses the jobs, not the season, and a job RQ
   failed for good while the store was away is enqueued again; the same look settles a
   running season with nothing left to play (done or failed);
@@ -70,6 +70,7 @@ from saloon.worker.queue.jobs import (
     store_for,
     warm_up,
 )
+from saloon.worker.queue.keepers import requeue_lost
 from saloon.worker.queue.outages import PROBE_FIRST_S, PROBE_MAX_S, REDIS, STORE, Outages
 from saloon.worker.queue.rq_internals import PipelinedWorker, put_back_unplaced
 from saloon.worker.queue.season_queue import (
@@ -247,8 +248,6 @@ class MatchWorker(PipelinedWorker):
 
     def _requeue(self) -> None:
         """Enqueue again the pending matches no queue holds (one keeper per queue)."""
-        from saloon.worker.seasons.run import requeue_lost
-
         urls = set(open_store_urls())
         if self._store_url:
             urls.add(resolve_url(self._store_url))
@@ -386,12 +385,8 @@ def run_worker(
 def start_metrics(address: str, redis_url: str, queue_names: Sequence[str]) -> None:
     """Serve this worker's metrics on ``address`` (HOST:PORT), with its queues' state."""
     from saloon.worker.matches.play import warm_runtimes
-    from saloon.worker.metrics import (
-        QueueCollector,
-        register_collector,
-        serve_metrics,
-        warm_gauge,
-    )
+    from saloon.worker.metrics import register_collector, serve_metrics, warm_gauge
+    from saloon.worker.queue.collector import QueueCollector
 
     register_collector("queue", QueueCollector(redis_url, queue_names))
     warm_gauge(warm_runtimes)

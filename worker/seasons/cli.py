@@ -410,6 +410,7 @@ def _run_queued(store: Any, url: str, args: argparse.Namespace, queue: Any) -> i
         run_worker(args.redis, [args.queue], burst=True)
         p = progress(store, args.season_id, queue)
         if p.finished:
+            store.settle_season(args.season_id)  # its jobs did; this loop watches it too
             return p.done - before
         time.sleep(FOLLOW_INTERVAL_S)  # retries waiting out their backoff, or other workers
 

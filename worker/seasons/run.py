@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from saloon.worker.errors import SeasonError, UnknownSeason, WorkerError
 from saloon.worker.matches.batching import JobLayout, choose_batch
 from saloon.worker.matches.play import close_sandboxes
-from saloon.worker.matches.spec import MatchSpec, match_id
+from saloon.worker.matches.spec import MatchSpec
 from saloon.worker.queue.jobs import JobOutcome, run_match
-from saloon.worker.queue.season_queue import Enqueued, SeasonQueue, reap_abandoned, rescue_popped
+from saloon.worker.queue.keepers import lost_matches, recorded
+from saloon.worker.queue.season_queue import Enqueued, SeasonQueue
 from saloon.worker.seasons.schedule import SeasonSpec, expand
 from saloon.worker.store.rows import (
-    MatchState,
     MatchStatus,
     ResultRow,
     ScheduledMatch,
@@ -89,9 +89,9 @@ def start(
 ) -> Enqueued:
     """Enqueue every match of the season not yet recorded (idempotent); the store notes
     the queue, so that whatever watches it re-enqueues what a lost Redis drops
-    (:func:`requeue_lost`), and its jobs' layout: ``batch`` matches a full job, else
-    measured, the tail tapered (saloon.worker.matches.batching), fixed at the season's
-    first start."""
+    (saloon.worker.queue.keepers.requeue_lost), and its jobs' layout: ``batch`` matches a
+    full job, else measured, the tail tapered (saloon.worker.matches.batching), fixed at
+    the season's first start. A season with nothing left to play is settled here."""
     row = _runnable_season(store, season_id)  # read once: it is on the way to the first job
     rows = _specs(store, season_id)
     layout = JobLayout(row.batch, len(rows), row.batch_tapered)
@@ -107,116 +107,11 @@ def start(
             batch=layout.size,
             batch_tapered=layout.tapered,
         )
+    else:  # e.g. every match cancelled but the recorded ones: no job will settle it
+        store.settle_season(season_id)
     done = frozenset(s.match_id for s, st in rows if st is MatchStatus.DONE)
     todo = [s for s, st in rows if st is not MatchStatus.CANCELLED]
-    return queue.enqueue(todo, store_url, done, lambda m: _recorded(store, m), layout=layout)
-
-
-def job_layout(store: Store, season: SeasonRow) -> JobLayout:
-    """How the season's schedule is cut into queue jobs (as its first start decided)."""
-    total = store.progress(season.season_id).total if season.batch_tapered else 0
-    return JobLayout(season.batch, total, season.batch_tapered)
-
-
-#: Statuses of a match the store says is still to be played.
-PENDING = (MatchStatus.PENDING, MatchStatus.QUEUED, MatchStatus.RUNNING)
-
-
-def lost_matches(store: Store, queue: SeasonQueue, season: SeasonRow) -> list[MatchState]:
-    """The season's matches the store says are still to be played but no live job holds:
-    their job is absent from Redis (a Redis without persistence restarted, a flushed
-    queue) or over (RQ failed it for good without the store knowing: the store was away
-    when its retries were spent; finished, stopped, cancelled), and they are not being
-    played: a RUNNING match whose job is absent counts as played while its claiming
-    worker is alive and running that job (a worker that lost the job's run, alive and
-    idle, plays it no more). Two light queries of the store, two round trips to Redis."""
-    return _lost(store, queue, season, store.match_states(season.season_id, PENDING))
-
-
-def _lost(
-    store: Store, queue: SeasonQueue, season: SeasonRow, rows: list[MatchState]
-) -> list[MatchState]:
-    if not rows:
-        return []
-    layout = job_layout(store, season)
-    holders = {r.match_id: match_id(season.season_id, layout.first_of_job(r.index)) for r in rows}
-    over = queue.not_live(sorted(set(holders.values())))
-    lost = [r for r in rows if holders[r.match_id] in over]
-    claimers = [
-        r.detail
-        for r in lost
-        if r.status is MatchStatus.RUNNING and r.detail and over[holders[r.match_id]] is None
-    ]
-    playing = queue.playing(claimers)
-
-    def being_played(r: MatchState) -> bool:
-        if r.status is not MatchStatus.RUNNING or over[holders[r.match_id]] is not None:
-            return False  # not claimed, or its job is over: no one plays it
-        if r.detail not in playing:
-            return False  # its claimer is gone
-        job = playing[r.detail]
-        return job is None or job == holders[r.match_id]  # None: a worker that does not say
-
-    return [r for r in lost if not being_played(r)]
-
-
-def requeue_lost(store: Store, queue: SeasonQueue, store_url: str) -> int:
-    """Enqueue again what the store says is pending in the running seasons started on this
-    queue and no live job holds (the store is the truth; Redis only carries jobs; see
-    :func:`lost_matches`); how many. A running season with nothing left to play is
-    settled here (done, or failed if a match failed), so that its status does not wait
-    for someone to read its progress.
-
-    Workers' keepers (saloon.worker.queue.worker) and ``saloon serve`` run it every 10 s,
-    so a season whose jobs Redis lost, or RQ failed while the store was away, completes
-    with no one running ``start``. A look costs one query for the running seasons and one
-    light query each (their specs are read only when some of their matches are lost).
-    """
-    added = 0
-    for season in store.seasons_on_queue(queue.queue.name, SeasonStatus.RUNNING):
-        rows = store.match_states(season.season_id, PENDING)
-        if not rows:
-            settle(store, season.season_id)
-            continue
-        lost = {r.match_id for r in _lost(store, queue, season, rows)}
-        if not lost:
-            continue
-        scheduled = store.scheduled(season.season_id, PENDING)
-        specs = [MatchSpec.from_json(r.spec) for r in scheduled if r.match_id in lost]
-        enq = queue.enqueue(
-            specs,
-            store_url,
-            recorded=lambda m: _recorded(store, m),
-            layout=job_layout(store, season),
-        )
-        if enq.added:
-            log.warning(
-                "season %s: %d pending matches were queued nowhere; enqueued again",
-                season.season_id,
-                enq.added,
-            )
-        added += enq.added
-    return added
-
-
-def settle(store: Store, season_id: str) -> SeasonStatus | None:
-    """Settle a created or running season with no match left to play: DONE, or FAILED
-    when a match failed (``start`` again retries those); its new status, or None when it
-    is left as it is. Idempotent."""
-    row = store.season(season_id)
-    if row is None or row.status not in (SeasonStatus.CREATED, SeasonStatus.RUNNING):
-        return None
-    counts = store.progress(season_id)
-    if counts.remaining:
-        return None
-    status = SeasonStatus.FAILED if counts.count(MatchStatus.FAILED) else SeasonStatus.DONE
-    store.set_season_status(season_id, status)
-    return status
-
-
-def _recorded(store: Store, match_id: str) -> bool:
-    row = store.scheduled_match(match_id)
-    return row is not None and row.status is MatchStatus.DONE
+    return queue.enqueue(todo, store_url, done, lambda m: recorded(store, m), layout=layout)
 
 
 def _runnable_season(store: Store, season_id: str) -> SeasonRow:
@@ -248,19 +143,19 @@ def run_here(
     _runnable_season(store, season_id)
     rows = _specs(store, season_id)
     store.set_season_status(season_id, SeasonStatus.RUNNING)
-    recorded = 0
+    played = 0
     try:
         for spec, status in rows:
             if status in (MatchStatus.DONE, MatchStatus.CANCELLED):
                 continue
             outcome = _run_with_retries(store, spec)
-            recorded += outcome is JobOutcome.RECORDED
+            played += outcome is JobOutcome.RECORDED
             if on_match is not None:
                 on_match(spec, outcome)
     finally:
         close_sandboxes()  # warm containers are for workers, not for one local run
-    progress(store, season_id)  # settles the season's status
-    return recorded
+    store.settle_season(season_id)  # each job settles it too; this run may have played none
+    return played
 
 
 def _run_with_retries(store: Store, spec: MatchSpec) -> JobOutcome:
@@ -278,32 +173,26 @@ def _run_with_retries(store: Store, spec: MatchSpec) -> JobOutcome:
 
 
 def progress(store: Store, season_id: str, queue: SeasonQueue | None = None) -> SeasonProgress:
-    """The season's progress from the store (abandoned jobs are reaped first if a queue
-    is given)."""
+    """The season's progress from the store, as it is: a read, nothing written (its status
+    is settled by whoever records its last match or watches the queue: the job, the
+    keepers, ``season run``'s loop). Given the queue it was started on, and while it
+    runs, how many of its matches no queue holds (``unqueued``; the keepers enqueue them
+    again)."""
     row = store.season(season_id)
     if row is None:
         raise UnknownSeason(f"no season {season_id!r} in the store")
-    if queue is not None:
-        reap_abandoned(queue.queue)
-        rescue_popped(queue.queue)
     counts = store.progress(season_id)
-    status = row.status
-    failed = counts.count(MatchStatus.FAILED)
     unqueued = None
     on_queue = queue is not None and row.queue == queue.queue.name
-    if queue is not None and on_queue and status is SeasonStatus.RUNNING and counts.remaining:
+    if queue is not None and on_queue and row.status is SeasonStatus.RUNNING and counts.remaining:
         unqueued = len(lost_matches(store, queue, row))
-    if status in (SeasonStatus.CREATED, SeasonStatus.RUNNING) and counts.remaining == 0:
-        # Nothing left to play: settle the season (`start` again retries failed matches).
-        status = SeasonStatus.FAILED if failed else SeasonStatus.DONE
-        store.set_season_status(season_id, status)
     return SeasonProgress(
         season_id=season_id,
-        status=status,
+        status=row.status,
         total=counts.total,
         done=counts.done,
         running=counts.count(MatchStatus.RUNNING),
-        failed=failed,
+        failed=counts.count(MatchStatus.FAILED),
         cancelled=counts.count(MatchStatus.CANCELLED),
         unqueued=unqueued,
     )

@@ -36,6 +36,9 @@ from saloon.worker.store.rows import (
 
 log = logging.getLogger(__name__)
 
+#: A scheduled match in these is still to be played.
+_TO_PLAY = (MatchStatus.PENDING, MatchStatus.QUEUED, MatchStatus.RUNNING)
+
 
 class Seasons(StoreBase):
     """Seasons, their scheduled matches and the matches' statuses."""
@@ -166,6 +169,49 @@ class Seasons(StoreBase):
             done = conn.execute(update).rowcount
         if done == 0:
             raise UnknownSeason(f"no season {season_id!r}")
+
+    def settle_season(self, season_id: str) -> SeasonStatus | None:
+        """Settle a created or running season with no match left to play (none pending,
+        queued or running): DONE, or FAILED when a match failed (``start`` again retries
+        those). Its new status, or None when it is left as it is (something left to play,
+        settled already, cancelled, or no such season). Idempotent.
+
+        ONE statement, its own transaction, so a season is settled exactly when its last
+        match is: whoever records or fails a match (the job that did), and whoever watches
+        the queue (the keepers), calls it after its own write is committed, so the last of
+        two jobs finishing at once sees the other's result. The match left to play is
+        looked for from the schedule's end (jobs run in schedule order: a season's last
+        pending matches are at its end), one index probe while any is left."""
+        se, sm = t.seasons, t.scheduled_matches
+        left = (
+            sa.select(sm.c.idx)
+            .where(sm.c.season_pk == se.c.id)
+            .where(sm.c.status.in_([s.value for s in _TO_PLAY]))
+            .order_by(sm.c.idx.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        failed = sa.exists().where(
+            sm.c.season_pk == se.c.id, sm.c.status == MatchStatus.FAILED.value
+        )
+        update = (
+            se.update()
+            .where(se.c.season_id == season_id)
+            .where(se.c.status.in_([SeasonStatus.CREATED.value, SeasonStatus.RUNNING.value]))
+            .where(left.is_(None))
+            .values(
+                status=sa.case((failed, SeasonStatus.FAILED.value), else_=SeasonStatus.DONE.value),
+                updated_at=_now(),
+            )
+            .returning(se.c.status)
+        )
+        with self._one_statement("settle season") as conn:
+            status = conn.execute(update).scalar_one_or_none()
+        if status is None:
+            return None
+        settled = SeasonStatus(status)
+        log.info("store: season %s %s", season_id, settled.value)
+        return settled
 
     def scheduled(
         self, season_id: str, statuses: Iterable[MatchStatus] | None = None
