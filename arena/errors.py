@@ -67,6 +67,15 @@ class AddressInUse(ArenaError):
     """``saloon serve`` was asked to listen on an address another process holds."""
 
 
+class UnknownTournament(RegistryError):
+    """No tournament of that id."""
+
+
+class FieldFrozen(RegistryError):
+    """A tournament's deadline has passed (or it is over): its field takes no entry and
+    no final mark any more."""
+
+
 #: Exception -> status code, most specific first (the first isinstance match wins).
 STATUS_OF: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (BadToken, grpc.StatusCode.UNAUTHENTICATED),
@@ -78,6 +87,8 @@ STATUS_OF: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (UserExists, grpc.StatusCode.ALREADY_EXISTS),
     (SeasonConflict, grpc.StatusCode.ALREADY_EXISTS),
     (UnknownSeason, grpc.StatusCode.NOT_FOUND),
+    (UnknownTournament, grpc.StatusCode.NOT_FOUND),
+    (FieldFrozen, grpc.StatusCode.FAILED_PRECONDITION),
     (UnknownMatch, grpc.StatusCode.NOT_FOUND),
     (UnknownBot, grpc.StatusCode.NOT_FOUND),
     (UnknownUser, grpc.StatusCode.NOT_FOUND),

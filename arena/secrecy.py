@@ -11,6 +11,10 @@ set is hidden the same way (it deals the same cards; the organiser knows it anyw
 * A **continuous ladder** is over when it has stopped and its last batch is over. Its
   batches are seasons whose spec carries the ladder's own seed: a batch's seed is shown
   when its ladder is over, not when the batch is.
+* A **tournament** is over when it is done or cancelled and none of its seasons still
+  plays (saloon.arena.tournament.tournament_over). Its seasons (qualifying, finals
+  batches) carry its seed or one derived from it: theirs are shown when the tournament
+  is over, not when the season is.
 * A **match's record** (seed included) is published when its season (a ladder's batch) is
   over: its seed is derived from the season's with a one-way hash, so it tells nothing of
   any other match, and every rotation of a duplicate deal is in the same season.
@@ -31,6 +35,8 @@ from typing import Any
 
 from saloon.arena.continuous import batch_season_id
 from saloon.arena.registry import LadderRow, Registry
+from saloon.arena.tournament import tournament_over
+from saloon.arena.tournaments import TournamentRow, Tournaments
 from saloon.worker.store.rows import MatchStatus, SeasonRow, SeasonStatus
 from saloon.worker.store.store import Store
 
@@ -59,6 +65,10 @@ def season_seed_shown(registry: Registry, season: SeasonRow) -> bool:
     """True when ``season``'s own seed may be shown to anyone."""
     if not season_over(registry.store, season):
         return False
+    tournament_id = season.spec.get("tournament")
+    if tournament_id is not None:
+        match = Tournaments(registry.store).find(str(tournament_id))
+        return match is None or tournament_over(registry.store, match)
     ladder_id = season.spec.get("ladder")
     if ladder_id is None:
         return True
@@ -94,3 +104,14 @@ def record_published(registry: Registry, match_id: str) -> bool:
         return True
     season = store.season(scheduled.season_id)
     return season is None or season_over(store, season)
+
+
+def shown_tournament_settings(
+    registry: Registry, row: TournamentRow, settings: dict[str, Any], organiser: bool = False
+) -> dict[str, Any]:
+    """A tournament's request as shown: ``seed`` null until the tournament is over,
+    unless shown to its ``organiser``."""
+    out = dict(settings)
+    if "seed" in out and not organiser and not tournament_over(registry.store, row):
+        out["seed"] = None
+    return out

@@ -15,12 +15,13 @@ import threading
 import time
 from concurrent import futures
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN
+from saloon.arena import DEFAULT_HTTP, DEFAULT_LISTEN, tournament
 from saloon.arena.continuous import drive
 from saloon.arena.errors import AddressInUse
 from saloon.arena.failures import RepeatedFailure
@@ -219,16 +220,25 @@ class ArenaServer:
                 return
 
     def _drive(self) -> None:
-        """Keep every running continuous ladder's queue topped up (saloon.arena.continuous)."""
+        """Keep every running continuous ladder's queue topped up (saloon.arena.continuous)
+        and move every tournament on (saloon.arena.tournament: the one place its phase
+        changes; the deadline is checked against the time read here)."""
         queue = self.service.config.queue
         assert queue is not None
         driving = RepeatedFailure(log, "driving continuous ladders")
+        tournaments = RepeatedFailure(log, "driving tournaments")
         while not self._stopped.wait(LADDER_TICK_S):
             try:
                 drive(self.service.registry, queue, self.options.store_url)
                 driving.succeeded()
             except Exception:  # the store or Redis away: try again at the next tick
                 driving.failed()
+            try:
+                now = datetime.now(UTC)
+                tournament.drive(self.service.registry, queue, self.options.store_url, now)
+                tournaments.succeeded()
+            except Exception:  # the store or Redis away: try again at the next tick
+                tournaments.failed()
 
     def _close_early(self) -> None:
         """Release what __init__ opened before it failed (no thread runs yet)."""

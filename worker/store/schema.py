@@ -18,7 +18,7 @@ NAMING_CONVENTION = {
 }
 
 #: The migration revision these tables correspond to (a test checks it is the newest).
-SCHEMA_REVISION = "0005"
+SCHEMA_REVISION = "0006"
 
 metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -267,4 +267,42 @@ continuous_ladders = sa.Table(
     sa.Column("batches", sa.Integer, nullable=False),
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
+)
+
+# -- tournaments (revision 0006): saloon.arena.tournament ---------------------------------
+
+tournaments = sa.Table(
+    "tournaments",
+    metadata,
+    sa.Column("tournament_id", ID, primary_key=True),
+    sa.Column("organiser", ID, nullable=False),
+    sa.Column("game", ID, nullable=False),
+    # The tournament's request: options, seats, seed, house bots, finals policy, ...
+    sa.Column("spec", sa.JSON, nullable=False),
+    # open, frozen, finals, done or cancelled (changed by the server's driver only).
+    sa.Column("phase", sa.String(20), nullable=False),
+    sa.Column("deadline", TIME, nullable=False),
+    # When the driver found the deadline crossed and froze the field (NULL: not yet).
+    sa.Column("frozen_at", TIME, nullable=True),
+    # The frozen field: its entrants' seat references, in order (NULL while open).
+    sa.Column("field", sa.JSON, nullable=True),
+    # Finals batches made so far (each batch is a season ``<id>-f<k>``).
+    sa.Column("batches", sa.Integer, nullable=False),
+    # The driver's notes: the qualifying season, the stop reason, match counts.
+    sa.Column("state", sa.JSON, nullable=False),
+    # The published result (saloon.ratings.finals.Report.to_json()); NULL until done.
+    sa.Column("report", sa.JSON, nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
+tournament_finals = sa.Table(
+    "tournament_finals",
+    metadata,
+    # The versions an owner marked as final for a tournament (before its deadline).
+    sa.Column("tournament_id", ID, primary_key=True),
+    sa.Column("bot", ID, primary_key=True),
+    sa.Column("version", ID, primary_key=True),
+    sa.Column("owner", ID, nullable=False),
+    sa.Column("marked_at", TIME, nullable=False),
 )

@@ -1,0 +1,207 @@
+"""Tournaments on a SQLite store, their seasons played in this process: final marks (the
+limit, another owner's bot, the deadline), the field frozen from what was stored before
+the deadline, phases changed by the driver's tick alone, and the report the same when
+computed again from the published seed and the records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from saloon.arena import tournament
+from saloon.arena.cli import main
+from saloon.arena.errors import FieldFrozen, PermissionDenied
+from saloon.arena.registry import Registry
+from saloon.arena.tournaments import Phase, Tournaments
+from saloon.worker.errors import RegistryError, SeasonSpecError
+from saloon.worker.sandbox import SandboxKind
+from saloon.worker.seasons import run as seasons
+from saloon.worker.store.store import Store
+
+GAME = "western-showdown-v1"
+T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+DEADLINE = T0 + timedelta(hours=1)
+
+
+def request(**changes: object) -> tournament.TournamentRequest:
+    values: dict[str, object] = {
+        "tournament_id": "cup",
+        "game": GAME,
+        "deadline": DEADLINE,
+        "seed": 7,
+        "house": ("random", "greedy"),
+        "sandbox": SandboxKind.PROCESS,
+        "finals": tournament.FinalsSettings(budget=12, batch_matches=6, top_k=3, confidence=0.999),
+        "resamples": 50,
+    }
+    values.update(changes)
+    return tournament.TournamentRequest(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[Registry]:
+    with Store.open(tmp_path / "cup.db") as store:
+        yield Registry(store)
+
+
+def add_version(store: Store, bot: str, owner: str, version: str, game: str = GAME) -> None:
+    store.add_bot(bot, owner)
+    store.add_version(bot, version, {"game": game})
+
+
+def test_final_marks_keep_to_the_limit_and_the_owner(registry: Registry) -> None:
+    store = registry.store
+    tournament.create(registry, request(finals_per_owner=2), "olga", T0)
+    add_version(store, "ace", "ann", "sha256:a1")
+    add_version(store, "ace", "ann", "sha256:a2")
+    add_version(store, "bee", "ann", "sha256:b1")
+    add_version(store, "cat", "cy", "sha256:c1")
+    add_version(store, "dog", "cy", "sha256:d1", game="seizure-v1")
+    at = T0 + timedelta(minutes=1)
+    mark = tournament.mark_final(registry, "cup", "ann", "ace", "sha256:a1", at)
+    assert mark is not None and mark.version == "sha256:a1"
+    tournament.mark_final(registry, "cup", "ann", "ace", "sha256:a1", at)  # idempotent
+    tournament.mark_final(registry, "cup", "ann", "ace", "", at)  # latest: a2
+    with pytest.raises(RegistryError, match="at most 2"):
+        tournament.mark_final(registry, "cup", "ann", "bee", "", at)
+    with pytest.raises(PermissionDenied, match="not yours"):
+        tournament.mark_final(registry, "cup", "cy", "ace", "", at)
+    with pytest.raises(RegistryError, match="does not play western"):
+        tournament.mark_final(registry, "cup", "cy", "dog", "", at)
+    with pytest.raises(RegistryError, match="no version"):
+        tournament.mark_final(registry, "cup", "ann", "ace", "sha256:zz", at)
+    book = Tournaments(store)
+    assert [(m.bot, m.version) for m in book.marks("cup", "ann")] == [
+        ("ace", "sha256:a1"), ("ace", "sha256:a2"),
+    ]  # fmt: skip
+    tournament.mark_final(registry, "cup", "ann", "ace", "sha256:a1", at, clear=True)
+    tournament.mark_final(registry, "cup", "ann", "bee", "", at)
+    assert len(book.marks("cup", "ann")) == 2
+
+
+def test_the_deadline_refuses_late_marks_and_late_versions_stay_out(registry: Registry) -> None:
+    store = registry.store
+    tournament.create(registry, request(), "olga", T0)
+    add_version(store, "ace", "ann", "sha256:a1")
+    add_version(store, "cat", "cy", "sha256:c1")
+    with pytest.raises(FieldFrozen, match=r"deadline .* has passed; its field is frozen"):
+        tournament.mark_final(registry, "cup", "ann", "ace", "", DEADLINE)
+    row = Tournaments(store).get("cup")
+    assert row.phase is Phase.OPEN  # a refused mark changed nothing
+    # A version stored after the deadline (before the driver noticed) does not enter:
+    # the field is what was stored before it.
+    late = Tournaments(store).get("cup")
+    stamp = {v.version: v.created_at for v in store.versions("ace")}
+    field = tournament.frozen_field(registry, late)
+    assert field == ["bot:ace@sha256:a1", "bot:cat@sha256:c1", "house:random", "house:greedy"]
+    assert all(t < DEADLINE for t in stamp.values())
+    shifted = Tournaments(store).get("cup")
+    early = type(shifted)(**{**vars(shifted), "deadline": min(stamp.values()) - timedelta(1)})
+    assert tournament.frozen_field(registry, early) == ["house:random", "house:greedy"]
+
+
+def test_a_bad_request_is_refused_and_nothing_stored(registry: Registry) -> None:
+    with pytest.raises(SeasonSpecError, match="has passed already"):
+        tournament.create(registry, request(deadline=T0 - timedelta(1)), "olga", T0)
+    with pytest.raises(SeasonSpecError, match="no house bot"):
+        tournament.create(registry, request(house=("nobody",)), "olga", T0)
+    with pytest.raises(SeasonSpecError, match="finals per owner"):
+        tournament.create(registry, request(finals_per_owner=0), "olga", T0)
+    assert Tournaments(registry.store).all() == []
+    tournament.create(registry, request(), "olga", T0)
+    with pytest.raises(RegistryError, match="exists"):
+        tournament.create(registry, request(), "olga", T0)
+
+
+def play_out(registry: Registry, tournament_id: str, now: datetime) -> list[str]:
+    """Tick until done, playing each season the driver makes here: what each tick said."""
+    said = []
+    for _ in range(200):
+        step = tournament.tick(registry, None, tournament_id, "", now)
+        said.append(step)
+        if step in ("done", "cancelled"):
+            return said
+        row = Tournaments(registry.store).get(tournament_id)
+        for season_id in tournament.season_ids(row):
+            if not seasons.progress(registry.store, season_id).finished:
+                seasons.run_here(registry.store, season_id)
+    raise AssertionError(f"no end after 200 ticks: {said[-5:]}")
+
+
+def test_phases_change_by_the_driver_alone_and_the_report_is_reproducible(
+    registry: Registry,
+) -> None:
+    store = registry.store
+    tournament.create(registry, request(), "olga", T0)
+    book = Tournaments(store)
+    assert tournament.tick(registry, None, "cup", "", DEADLINE - timedelta(seconds=1)) == "open"
+    # Past the deadline, a reader sees it open still: only the driver's tick freezes it.
+    assert book.get("cup").phase is Phase.OPEN
+    after = DEADLINE + timedelta(seconds=3)
+    assert tournament.tick(registry, None, "cup", "", after) == "frozen"
+    row = book.get("cup")
+    assert row.phase is Phase.FROZEN and row.frozen_at == after
+    assert row.field == ("house:random", "house:greedy")
+    assert tournament.tick(registry, None, "cup", "", after) == "qualifying"
+    said = play_out(registry, "cup", after)
+    row = book.get("cup")
+    assert row.phase is Phase.DONE and said[-1] == "done" and row.report is not None
+    assert row.state["stop"] in ("confident", "budget") and row.batches >= 1
+    assert "cup-f1" in said
+    again = tournament.recompute_report(store, row)
+    assert again.to_json() == row.report["json"]
+    assert again.to_csv() == row.report["csv"]
+    assert again.to_csv("crosstable") == row.report["crosstable_csv"]
+    # Once done, nothing moves it.
+    assert tournament.tick(registry, None, "cup", "", after) == "done"
+    # Every finals deal's tables share one seed, derived from the tournament's.
+    for k in range(1, row.batches + 1):
+        season = store.season(tournament.batch_season_id("cup", k))
+        assert season is not None
+        for m in store.scheduled(season.season_id):
+            label = season.spec["deals"][m.spec["deal"]]
+            assert m.spec["seed"] == tournament.deal_seed(7, label)
+
+
+def test_a_field_too_small_cancels_and_the_organiser_cancels(registry: Registry) -> None:
+    tournament.create(registry, request(house=("random",)), "olga", T0)
+    assert tournament.tick(registry, None, "cup", "", DEADLINE) == "cancelled"
+    assert Tournaments(registry.store).get("cup").phase is Phase.CANCELLED
+    tournament.create(registry, request(tournament_id="cup2"), "olga", T0)
+    with pytest.raises(PermissionDenied):
+        tournament.cancel(registry, None, "cup2", "alice")
+    assert tournament.cancel(registry, None, "cup2", "olga").phase is Phase.CANCELLED
+
+
+def test_the_commands_create_show_and_report_on_a_local_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "cli.db")
+    local = ["--store", db, "--server", ""]
+    deadline = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    argv = ["tournament", "create", "open", "--game", GAME, "--deadline", deadline, "--seed", "3"]
+    assert main([*argv, "--house", "random", "--house", "greedy", *local]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"tournament open ({GAME}, open): deadline ")
+    assert main(["tournament", "report", "open", *local]) == 1
+    assert "has no report yet (open)" in capsys.readouterr().err
+    with Store.open(db) as store:
+        registry = Registry(store)
+        tournament.create(registry, request(tournament_id="cup"), "olga", T0)
+        play_out(registry, "cup", DEADLINE)
+    assert main(["tournament", "status", "cup", *local]) == 0
+    out = capsys.readouterr().out
+    assert "tournament cup (western-showdown-v1, done)" in out
+    assert "field (2): house:random, house:greedy" in out
+    assert main(["tournament", "report", "cup", *local]) == 0
+    text = capsys.readouterr().out
+    assert "final standings after" in text and "P(above next)" in text
+    assert main(["tournament", "report", "cup", "--json", *local]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [s["entrant"] for s in data["standings"]] == ["house:greedy", "house:random"]
+    assert main(["tournament", "report", "cup", "--csv", *local]) == 0
+    assert capsys.readouterr().out.startswith("place,entrant,")
