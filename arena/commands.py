@@ -105,6 +105,11 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     submit.add_argument("path", help="a bot file, folder, .tar.gz, .tar or .zip")
     submit.add_argument("--game", required=True, help="the game it plays (see `saloon games`)")
     submit.add_argument("--name", required=True, help="the bot's name (a-z 0-9 _ -)")
+    submit.add_argument(
+        "--tournament",
+        default="",
+        help="for this tournament: refused after its deadline, marked final when accepted",
+    )
     _add_target(submit)
     submit.add_argument(
         "--sandbox",
@@ -160,6 +165,7 @@ def register(subparsers: Any) -> tuple[type[Exception], ...]:
     match.add_argument("--seat", type=int, default=-1)
     add_server_arguments(match)
     match.set_defaults(handler=cmd_ladder_match)
+    _add_tournament(subparsers)
     return (WorkerError, ArenaClientError)
 
 
@@ -214,6 +220,82 @@ def _add_continuous(lsub: Any) -> None:
             cmd.add_argument("--board", action="store_true", help="print its board too")
         add_server_arguments(cmd)
         cmd.set_defaults(handler=cmd_continuous, op=name)
+
+
+def _deadline(text: str) -> str:
+    """A ``--deadline``: ISO 8601 with a time zone, or ``+N`` minutes from now (UTC)."""
+    from datetime import UTC, datetime, timedelta
+
+    if text.startswith("+"):
+        try:
+            minutes = float(text[1:])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"deadline {text!r}: +MINUTES") from None
+        return (datetime.now(UTC) + timedelta(minutes=minutes)).isoformat()
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"deadline {text!r}: ISO 8601 (2026-12-24T18:00:00+00:00) or +MINUTES"
+        ) from None
+    if when.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"deadline {text!r}: give its time zone (+00:00)")
+    return when.isoformat()
+
+
+def _add_tournament(subparsers: Any) -> None:
+    """``saloon tournament create|status|report|mark|cancel`` (docs/tournaments.md)."""
+    tour = subparsers.add_parser(
+        "tournament", help="tournaments: a deadline, final versions, finals, a report"
+    )
+    tsub = tour.add_subparsers(dest="tournament_command", required=True)
+    create = tsub.add_parser("create", help="create a tournament (organisers)")
+    create.add_argument("tournament_id")
+    create.add_argument("--game", required=True)
+    create.add_argument(
+        "--deadline", required=True, type=_deadline, help="ISO 8601 with a zone, or +MINUTES"
+    )
+    create.add_argument("--option", action="append", default=[], type=parse_option)
+    create.add_argument("--players", type=int, default=0, help="seats per match")
+    create.add_argument("--seed", type=_seed, default=None, help=SEED_HELP)
+    create.add_argument("--house", action="append", default=[], help="a house bot entrant")
+    create.add_argument("--finals-per-owner", type=int, default=1, help="final versions (1)")
+    create.add_argument(
+        "--qualifying-rounds", type=int, default=1, help="round-robin rounds after the deadline"
+    )
+    create.add_argument("--top-k", type=int, default=10, help="places the finals settle (10)")
+    create.add_argument("--confidence", type=float, default=0.95, help="per adjacent pair")
+    create.add_argument("--budget", type=int, default=2000, help="finals matches at most")
+    create.add_argument("--batch-matches", type=int, default=50, help="matches per batch")
+    create.add_argument(
+        "--table-size", type=int, action="append", default=[], help="seats per finals table"
+    )
+    create.add_argument("--no-duplicate", action="store_true", help="no duplicate deals")
+    create.add_argument("--resamples", type=int, default=1000, help="the report's bootstrap")
+    _add_target(create)
+    create.set_defaults(handler=cmd_tournament, op="create")
+    status = tsub.add_parser("status", help="phase, deadline, field, finals progress")
+    status.add_argument("tournament_id")
+    _add_target(status)
+    status.set_defaults(handler=cmd_tournament, op="status")
+    report = tsub.add_parser("report", help="the published report (text, --json, --csv)")
+    report.add_argument("tournament_id")
+    shape = report.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true")
+    shape.add_argument("--csv", action="store_true")
+    _add_target(report)
+    report.set_defaults(handler=cmd_tournament, op="report")
+    mark = tsub.add_parser("mark", help="mark a version of your bot final (before the deadline)")
+    mark.add_argument("tournament_id")
+    mark.add_argument("bot")
+    mark.add_argument("--version", default="", help="default: the bot's latest")
+    mark.add_argument("--clear", action="store_true", help="unmark it")
+    _add_target(mark)
+    mark.set_defaults(handler=cmd_tournament, op="mark")
+    cancel = tsub.add_parser("cancel", help="cancel a tournament (its organiser)")
+    cancel.add_argument("tournament_id")
+    _add_target(cancel)
+    cancel.set_defaults(handler=cmd_tournament, op="cancel")
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -329,7 +411,9 @@ def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     """Submit a bot version to the server, or to the local store."""
     with server_or_local(args.server, args.token, args.tls_ca) as client:
         if client is not None:
-            reply = client.submit(args.path, game=args.game, name=args.name)
+            reply = client.submit(
+                args.path, game=args.game, name=args.name, tournament=args.tournament
+            )
             q = reply.qualification if reply.HasField("qualification") else None
             return _print_submission(out, reply.accepted, reply.message, q)
     from saloon.arena.submit import submit
@@ -339,7 +423,17 @@ def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     data, filename = package_bytes(args.path)
     owner = getpass.getuser() or "local"
     with _registry(args) as registry, open_sandbox(args.sandbox) as sandbox:
+        if args.tournament:
+            from datetime import UTC, datetime
+
+            from saloon.arena.tournament import check_entry
+
+            check_entry(registry, args.tournament, owner, datetime.now(UTC))
         done = submit(registry, owner, args.name, args.game, data, filename, sandbox)
+        if args.tournament and done.accepted:
+            from saloon.arena.tournament import mark_final
+
+            mark_final(registry, args.tournament, owner, done.bot, done.version, datetime.now(UTC))
     return _print_submission(out, done.accepted, done.message, done.qualification)
 
 
@@ -586,3 +680,183 @@ def _print_season(info: Any, out: TextIO) -> None:
         f"{len(info.participants)} entries{repeat}\n"
     )
     out.flush()
+
+
+# -- tournaments ------------------------------------------------------------------------
+
+
+def cmd_tournament(args: argparse.Namespace, out: TextIO) -> int:
+    """create / status / report / mark / cancel a tournament, on the server or the local
+    store (the local one moves on only while a ``saloon serve`` drives it)."""
+    with server_or_local(args.server, args.token, args.tls_ca) as client:
+        if client is not None:
+            data, csv = _tournament_on_server(client, args)
+        else:
+            data, csv = _tournament_here(args)
+    if args.op == "report":
+        return _print_report(data, csv, args, out)
+    _print_tournament(data, out)
+    return 0
+
+
+def _create_settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "options": dict(args.option),
+        "players": args.players,
+        "seed": args.seed,
+        "house": list(args.house),
+        "finals_per_owner": args.finals_per_owner,
+        "qualifying_rounds": args.qualifying_rounds,
+        "top_k": args.top_k,
+        "confidence": args.confidence,
+        "budget": args.budget,
+        "batch_matches": args.batch_matches,
+        "table_sizes": list(args.table_size),
+        "duplicate": not args.no_duplicate,
+        "resamples": args.resamples,
+    }
+
+
+def _tournament_on_server(client: ArenaClient, args: argparse.Namespace) -> tuple[Any, str]:
+    """The operation on the server: (the tournament as a dict, its report's CSV)."""
+    tid = args.tournament_id
+    if args.op == "create":
+        info = client.create_tournament(tid, args.game, args.deadline, **_create_settings(args))
+    elif args.op == "mark":
+        info = client.mark_final(tid, args.bot, args.version, args.clear)
+    elif args.op == "cancel":
+        info = client.cancel_tournament(tid)
+    else:
+        info = client.tournament(tid)
+    state = json.loads(info.state_json or "{}")
+    data = {
+        "tournament_id": info.tournament_id,
+        "game": info.game,
+        "organiser": info.organiser,
+        "phase": info.phase,
+        "deadline": info.deadline,
+        "frozen_at": info.frozen_at or None,
+        "field": list(info.field),
+        "batches": info.batches,
+        "matches": info.matches,
+        "finals_matches": info.finals_matches,
+        "season": (
+            {"season_id": info.batch_season, "status": info.batch.status,
+             "done": info.batch.done, "total": info.batch.total}
+            if info.batch_season else None
+        ),
+        "settings": json.loads(info.settings_json or "{}"),
+        "my_finals": list(info.my_finals),
+        "report": json.loads(info.report_json) if info.report_json else None,
+        **state,
+    }  # fmt: skip
+    return data, info.report_csv
+
+
+def _tournament_here(args: argparse.Namespace) -> tuple[Any, str]:
+    """The operation on the local store."""
+    from datetime import UTC, datetime
+
+    from saloon.arena import tournament
+    from saloon.arena.tournaments import Tournaments
+
+    owner = getpass.getuser() or "local"
+    now = datetime.now(UTC)
+    with _registry(args) as registry:
+        tid = args.tournament_id
+        if args.op == "create":
+            s = _create_settings(args)
+            asked = tournament.TournamentRequest(
+                tournament_id=tid, game=args.game, deadline=datetime.fromisoformat(args.deadline),
+                options=s["options"], players=s["players"],
+                seed=s["seed"] if s["seed"] is not None else _secret_seed(),
+                house=tuple(s["house"]), finals_per_owner=s["finals_per_owner"],
+                qualifying_rounds=s["qualifying_rounds"],
+                finals=tournament.FinalsSettings(
+                    top_k=s["top_k"], confidence=s["confidence"], budget=s["budget"],
+                    batch_matches=s["batch_matches"], table_sizes=tuple(s["table_sizes"]),
+                    duplicate=s["duplicate"],
+                ),
+                resamples=s["resamples"], sandbox=SandboxKind.PROCESS,
+            )  # fmt: skip
+            tournament.create(registry, asked, owner, now)
+        elif args.op == "mark":
+            tournament.mark_final(
+                registry, tid, owner, args.bot, args.version, now, clear=args.clear
+            )
+        elif args.op == "cancel":
+            tournament.cancel(registry, None, tid, owner)
+        row = Tournaments(registry.store).get(tid)
+        data = tournament.status(registry, row, organiser=True, user=owner)
+        csv = tournament.report_csv(row) if row.report is not None else ""
+    return data, csv
+
+
+def _secret_seed() -> int:
+    from saloon.referee.seeds import secret_seed
+
+    return secret_seed()
+
+
+def _print_tournament(data: dict[str, Any], out: TextIO) -> None:
+    """One tournament as text: phase, deadline, field, finals progress."""
+    out.write(
+        f"tournament {data['tournament_id']} ({data['game']}, {data['phase']}): deadline "
+        f"{data['deadline']}"
+        + (f", frozen at {data['frozen_at']}" if data.get("frozen_at") else "")
+        + "\n"
+    )
+    if data.get("my_finals"):
+        out.write(f"  your final versions: {', '.join(data['my_finals'])}\n")
+    if data["field"]:
+        out.write(f"  field ({len(data['field'])}): {', '.join(data['field'])}\n")
+    if data["batches"] or data["matches"]:
+        out.write(
+            f"  finals: {data['batches']} batch(es), {data['finals_matches']} finals "
+            f"match(es), {data['matches']} ranked in all\n"
+        )
+    season = data.get("season")
+    if season:
+        out.write(
+            f"  playing {season['season_id']}: {season['done']} of {season['total']} "
+            f"({season['status']})\n"
+        )
+    if data.get("stop"):
+        out.write(f"  finals stopped: {data['stop']}\n")
+    if data.get("reason"):
+        out.write(f"  {data['reason']}\n")
+    out.flush()
+
+
+def _print_report(data: dict[str, Any], csv: str, args: argparse.Namespace, out: TextIO) -> int:
+    """The published report: as JSON, CSV, or the standings as text."""
+    report = data.get("report")
+    if report is None:
+        raise ArenaClientError(
+            "FAILED_PRECONDITION",
+            f"tournament {data['tournament_id']} has no report yet ({data['phase']})",
+        )
+    if args.json:
+        json.dump(report, out, indent=1, sort_keys=True)
+        out.write("\n")
+    elif args.csv:
+        out.write(csv)
+    else:
+        out.write(report_text(data, report))
+    return 0
+
+
+def report_text(data: dict[str, Any], report: dict[str, Any]) -> str:
+    """The report's final standings as text: place, entrant, P(right above the next)."""
+    lines = [
+        f"tournament {data['tournament_id']} ({data['game']}): final standings after "
+        f"{data['finals_matches']} finals match(es) ({data.get('stop') or data['phase']})"
+    ]
+    lines.append(f"  {'place':>5}  {'entrant':<36} {'skill':>7} {'±':>6}  P(above next)  games")
+    for s in report.get("standings", []):
+        p = "" if s.get("p_next") is None else f"{float(s['p_next']):.3f}"
+        lines.append(
+            f"  {s['place']:>5}  {s['entrant']:<36} {float(s['mu']):7.2f} "
+            f"{float(s['sigma']):6.2f}  {p:>13}  {s['games']}"
+        )
+    return "\n".join(lines) + "\n"

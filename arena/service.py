@@ -15,9 +15,10 @@ import threading
 import time
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
-from saloon.arena import continuous, ladder
+from saloon.arena import continuous, ladder, tournament
 from saloon.arena.boards import BoardCache
 from saloon.arena.errors import (
     NotConfigured,
@@ -31,6 +32,7 @@ from saloon.arena.matchmaker import Settings
 from saloon.arena.registry import LadderRow, Registry, User
 from saloon.arena.secrecy import shown_ladder_settings
 from saloon.arena.submit import MAX_UPLOAD_BYTES, Submission, submit
+from saloon.arena.tournaments import Tournaments as TournamentsTable
 from saloon.ratings.boards import (
     board_stamp,
     game_leaderboard,
@@ -48,6 +50,7 @@ from saloon.worker.errors import (
     BotRefError,
     PackageTooLarge,
     RegistryError,
+    SeasonSpecError,
     UnknownMatch,
     UnknownSeason,
 )
@@ -123,6 +126,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         user = current_user()
         self._submits.take(user.name)
         header, data = _read_upload(request_iterator)
+        if header.tournament:  # refused before anything is qualified or stored
+            tournament.check_entry(self.registry, header.tournament, user.name, datetime.now(UTC))
         with self._qualify:
             done = submit(
                 self.registry,
@@ -133,6 +138,12 @@ class ArenaService(pb_grpc.ArenaServicer):
                 header.filename,
                 self.config.sandbox,
             )
+        if header.tournament and done.accepted:
+            tournament.mark_final(
+                self.registry, header.tournament, user.name, done.bot, done.version,
+                datetime.now(UTC),
+            )  # fmt: skip
+            done = replace(done, message=f"{done.message}; final for {header.tournament}")
         return _submit_reply(done)
 
     def ListBots(self, request: pb.ListBotsRequest, context: Any) -> Any:
@@ -334,6 +345,97 @@ class ArenaService(pb_grpc.ArenaServicer):
             info.batch_season = season_id
             if self.store.season(season_id) is not None:
                 info.batch.CopyFrom(self._season_info(season_id))
+        return info
+
+    # -- tournaments ---------------------------------------------------------------------
+
+    def CreateTournament(self, request: pb.CreateTournamentRequest, context: Any) -> Any:
+        """Organisers: an open tournament (its driver freezes it at the deadline)."""
+        user = _organiser()
+        try:
+            deadline = datetime.fromisoformat(request.deadline)
+        except ValueError:
+            raise SeasonSpecError(
+                f"deadline {request.deadline[:60]!r}: ISO 8601 with a time zone"
+            ) from None
+        defaults = tournament.FinalsSettings()
+        asked = tournament.TournamentRequest(
+            tournament_id=request.tournament_id,
+            game=request.game,
+            deadline=deadline,
+            options=dict(request.options),
+            players=request.players,
+            seed=_asked_seed(request),
+            house=tuple(request.house),
+            finals_per_owner=request.finals_per_owner or 1,
+            qualifying_rounds=(
+                request.qualifying_rounds if request.HasField("qualifying_rounds") else 1
+            ),
+            finals=tournament.FinalsSettings(
+                top_k=request.top_k or defaults.top_k,
+                confidence=request.confidence or defaults.confidence,
+                budget=request.budget or defaults.budget,
+                batch_matches=request.batch_matches or defaults.batch_matches,
+                table_sizes=tuple(request.table_sizes),
+                duplicate=request.duplicate if request.HasField("duplicate") else True,
+            ),
+            resamples=request.resamples or tournament.DEFAULT_RESAMPLES,
+            sandbox=self.config.season_sandbox,
+        )
+        tournament.create(self.registry, asked, user.name, datetime.now(UTC))
+        return self._tournament_info(request.tournament_id)
+
+    def GetTournament(self, request: pb.TournamentRef, context: Any) -> Any:
+        """A tournament now (read only: its phase moves in the server's driver)."""
+        return self._tournament_info(request.tournament_id)
+
+    def MarkFinal(self, request: pb.MarkFinalRequest, context: Any) -> Any:
+        """A bot's owner: mark (or unmark) one of its versions final, before the deadline."""
+        user = current_user()
+        tournament.mark_final(
+            self.registry, request.tournament_id, user.name, request.bot, request.version,
+            datetime.now(UTC), clear=request.clear,
+        )  # fmt: skip
+        return self._tournament_info(request.tournament_id)
+
+    def CancelTournament(self, request: pb.TournamentRef, context: Any) -> Any:
+        """The tournament's organiser: cancel it."""
+        user = _organiser()
+        tournament.cancel(self.registry, self.config.queue, request.tournament_id, user.name)
+        return self._tournament_info(request.tournament_id)
+
+    def _tournament_info(self, tournament_id: str) -> pb.TournamentInfo:
+        user = current_user()
+        row = TournamentsTable(self.store).get(tournament_id)
+        data = tournament.status(
+            self.registry, row, organiser=user.name == row.organiser, user=user.name,
+            queue=self.config.queue,
+        )  # fmt: skip
+        info = pb.TournamentInfo(
+            tournament_id=row.tournament_id,
+            game=row.game,
+            organiser=row.organiser,
+            phase=row.phase.value,
+            deadline=data["deadline"],
+            frozen_at=data["frozen_at"] or "",
+            field=data["field"],
+            batches=row.batches,
+            matches=data["matches"],
+            finals_matches=data["finals_matches"],
+            settings_json=json.dumps(data["settings"], sort_keys=True),
+            state_json=json.dumps(
+                {k: data[k] for k in ("stop", "reason", "field_now", "standing")},
+                sort_keys=True,
+            ),
+            my_finals=data["my_finals"],
+        )
+        season = data["season"]
+        if season is not None:
+            info.batch_season = season["season_id"]
+            info.batch.CopyFrom(self._season_info(season["season_id"]))
+        if row.report is not None:
+            info.report_json = json.dumps(row.report["json"], sort_keys=True)
+            info.report_csv = tournament.report_csv(row)
         return info
 
     # -- reading -------------------------------------------------------------------------

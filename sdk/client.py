@@ -209,18 +209,24 @@ class ArenaClient:
 
     # -- bots ----------------------------------------------------------------------------
 
-    def submit(self, path: str | os.PathLike[str], *, game: str, name: str) -> Any:
+    def submit(
+        self, path: str | os.PathLike[str], *, game: str, name: str, tournament: str = ""
+    ) -> Any:
         """Upload the bot at ``path`` (a .py file, a folder, a .tar.gz / .tar / .zip) as a
-        new version of bot ``name``; the SubmitReply (accepted, version, qualification)."""
+        new version of bot ``name``; the SubmitReply (accepted, version, qualification).
+        ``tournament``: refused once its deadline has passed, marked final for it."""
         data, filename = package_bytes(path)
-        return self.submit_bytes(data, filename, game=game, name=name)
+        return self.submit_bytes(data, filename, game=game, name=name, tournament=tournament)
 
-    def submit_bytes(self, data: bytes, filename: str, *, game: str, name: str) -> Any:
+    def submit_bytes(
+        self, data: bytes, filename: str, *, game: str, name: str, tournament: str = ""
+    ) -> Any:
         """Upload a package given as bytes (see :meth:`submit`)."""
         pb = self.pb
+        header = pb.SubmitHeader(name=name, game=game, filename=filename, tournament=tournament)
 
         def chunks() -> Iterator[Any]:
-            yield pb.SubmitChunk(header=pb.SubmitHeader(name=name, game=game, filename=filename))
+            yield pb.SubmitChunk(header=header)
             for start in range(0, len(data), CHUNK_BYTES):
                 yield pb.SubmitChunk(data=data[start : start + CHUNK_BYTES])
 
@@ -337,6 +343,38 @@ class ArenaClient:
             yield from stream
         except self.grpc.RpcError as exc:
             raise _error(exc) from None
+
+    # -- tournaments ---------------------------------------------------------------------
+
+    def create_tournament(
+        self, tournament_id: str, game: str, deadline: str, **settings: Any
+    ) -> Any:
+        """A tournament (organisers); the TournamentInfo. ``deadline``: ISO 8601 with a
+        zone; ``settings``: the other fields of CreateTournamentRequest (``seed`` None:
+        the server draws a secret one)."""
+        request = self.pb.CreateTournamentRequest(
+            tournament_id=tournament_id, game=game, deadline=deadline, **settings
+        )
+        return self._call(self.stub.CreateTournament, request)
+
+    def tournament(self, tournament_id: str) -> Any:
+        """A tournament now (TournamentInfo), its report once done."""
+        ref = self.pb.TournamentRef(tournament_id=tournament_id)
+        return self._call(self.stub.GetTournament, ref)
+
+    def mark_final(
+        self, tournament_id: str, bot: str, version: str = "", clear: bool = False
+    ) -> Any:
+        """Mark (``clear``: unmark) a version of one's bot final for a tournament."""
+        request = self.pb.MarkFinalRequest(
+            tournament_id=tournament_id, bot=bot, version=version, clear=clear
+        )
+        return self._call(self.stub.MarkFinal, request)
+
+    def cancel_tournament(self, tournament_id: str) -> Any:
+        """Cancel a tournament (its organiser); the TournamentInfo."""
+        ref = self.pb.TournamentRef(tournament_id=tournament_id)
+        return self._call(self.stub.CancelTournament, ref)
 
     # -- reading -------------------------------------------------------------------------
 

@@ -38,6 +38,256 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class CreateTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class OptionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    DEADLINE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
+    FINALS_PER_OWNER_FIELD_NUMBER: _builtins.int
+    QUALIFYING_ROUNDS_FIELD_NUMBER: _builtins.int
+    TOP_K_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    BUDGET_FIELD_NUMBER: _builtins.int
+    BATCH_MATCHES_FIELD_NUMBER: _builtins.int
+    TABLE_SIZES_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    RESAMPLES_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """1-40 of a-z 0-9 _ - (its seasons are <id>-q, <id>-f<k>)"""
+    game: _builtins.str
+    deadline: _builtins.str
+    """ISO 8601 with a time zone, in the future"""
+    players: _builtins.int
+    """seats per qualifying match; 0 = the game's smallest"""
+    seed: _builtins.int
+    """Unset: a secret seed from the server's OS random source; shown to nobody but the
+    organiser until the tournament is over.
+    """
+    finals_per_owner: _builtins.int
+    """versions an owner may mark final; 0 = 1"""
+    qualifying_rounds: _builtins.int
+    """round-robin rounds after the deadline; unset = 1"""
+    top_k: _builtins.int
+    """finals: the places that must be sure; 0 = 10"""
+    confidence: _builtins.float
+    """each adjacent pair of the top K; 0 = 0.95"""
+    budget: _builtins.int
+    """finals matches at most; 0 = 2000"""
+    batch_matches: _builtins.int
+    """matches per finals batch; 0 = 50"""
+    duplicate: _builtins.bool
+    """duplicate deals; unset = true"""
+    resamples: _builtins.int
+    """the report's bootstrap resamples; 0 = 1000"""
+    @_builtins.property
+    def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def house(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """house bots entered beside the submitted ones"""
+
+    @_builtins.property
+    def table_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """seats per finals table; empty = players"""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        deadline: _builtins.str = ...,
+        options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        players: _builtins.int = ...,
+        seed: _builtins.int | None = ...,
+        house: _abc.Iterable[_builtins.str] | None = ...,
+        finals_per_owner: _builtins.int = ...,
+        qualifying_rounds: _builtins.int | None = ...,
+        top_k: _builtins.int = ...,
+        confidence: _builtins.float = ...,
+        budget: _builtins.int = ...,
+        batch_matches: _builtins.int = ...,
+        table_sizes: _abc.Iterable[_builtins.int] | None = ...,
+        duplicate: _builtins.bool | None = ...,
+        resamples: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_duplicate", b"_duplicate", "_qualifying_rounds", b"_qualifying_rounds", "_seed", b"_seed", "duplicate", b"duplicate", "qualifying_rounds", b"qualifying_rounds", "seed", b"seed"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_duplicate", b"_duplicate", "_qualifying_rounds", b"_qualifying_rounds", "_seed", b"_seed", "batch_matches", b"batch_matches", "budget", b"budget", "confidence", b"confidence", "deadline", b"deadline", "duplicate", b"duplicate", "finals_per_owner", b"finals_per_owner", "game", b"game", "house", b"house", "options", b"options", "players", b"players", "qualifying_rounds", b"qualifying_rounds", "resamples", b"resamples", "seed", b"seed", "table_sizes", b"table_sizes", "top_k", b"top_k", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__duplicate: _TypeAlias = _typing.Literal["duplicate"]  # noqa: Y015
+    _WhichOneofArgType__duplicate: _TypeAlias = _typing.Literal["_duplicate", b"_duplicate"]  # noqa: Y015
+    _WhichOneofReturnType__qualifying_rounds: _TypeAlias = _typing.Literal["qualifying_rounds"]  # noqa: Y015
+    _WhichOneofArgType__qualifying_rounds: _TypeAlias = _typing.Literal["_qualifying_rounds", b"_qualifying_rounds"]  # noqa: Y015
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__duplicate) -> _WhichOneofReturnType__duplicate | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__qualifying_rounds) -> _WhichOneofReturnType__qualifying_rounds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
+
+Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class TournamentRef(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentRef: _TypeAlias = TournamentRef  # noqa: Y015
+
+@_typing.final
+class MarkFinalRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    CLEAR_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    bot: _builtins.str
+    version: _builtins.str
+    """"" = the bot's latest"""
+    clear: _builtins.bool
+    """unmark it instead"""
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        bot: _builtins.str = ...,
+        version: _builtins.str = ...,
+        clear: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "clear", b"clear", "tournament_id", b"tournament_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MarkFinalRequest: _TypeAlias = MarkFinalRequest  # noqa: Y015
+
+@_typing.final
+class TournamentInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    ORGANISER_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    DEADLINE_FIELD_NUMBER: _builtins.int
+    FROZEN_AT_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
+    BATCHES_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    FINALS_MATCHES_FIELD_NUMBER: _builtins.int
+    BATCH_SEASON_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
+    SETTINGS_JSON_FIELD_NUMBER: _builtins.int
+    STATE_JSON_FIELD_NUMBER: _builtins.int
+    REPORT_JSON_FIELD_NUMBER: _builtins.int
+    REPORT_CSV_FIELD_NUMBER: _builtins.int
+    MY_FINALS_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    game: _builtins.str
+    organiser: _builtins.str
+    phase: _builtins.str
+    """open, frozen, finals, done, cancelled"""
+    deadline: _builtins.str
+    """ISO 8601, UTC"""
+    frozen_at: _builtins.str
+    """when the field froze ("" while open)"""
+    batches: _builtins.int
+    """finals batches made"""
+    matches: _builtins.int
+    """ranked results so far (qualifying included)"""
+    finals_matches: _builtins.int
+    batch_season: _builtins.str
+    """the season playing now ("" when none)"""
+    settings_json: _builtins.str
+    """the request (seed null until over, but for its organiser)"""
+    state_json: _builtins.str
+    """the driver's notes: stop reason, the standing so far"""
+    report_json: _builtins.str
+    """the published report once done ("" before)"""
+    report_csv: _builtins.str
+    @_builtins.property
+    def field(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the frozen field (empty while open)"""
+
+    @_builtins.property
+    def batch(self) -> Global___SeasonInfo:
+        """its progress"""
+
+    @_builtins.property
+    def my_finals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the caller's marked versions, BOT@VERSION"""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        organiser: _builtins.str = ...,
+        phase: _builtins.str = ...,
+        deadline: _builtins.str = ...,
+        frozen_at: _builtins.str = ...,
+        field: _abc.Iterable[_builtins.str] | None = ...,
+        batches: _builtins.int = ...,
+        matches: _builtins.int = ...,
+        finals_matches: _builtins.int = ...,
+        batch_season: _builtins.str = ...,
+        batch: Global___SeasonInfo | None = ...,
+        settings_json: _builtins.str = ...,
+        state_json: _builtins.str = ...,
+        report_json: _builtins.str = ...,
+        report_csv: _builtins.str = ...,
+        my_finals: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "batch_season", b"batch_season", "batches", b"batches", "deadline", b"deadline", "field", b"field", "finals_matches", b"finals_matches", "frozen_at", b"frozen_at", "game", b"game", "matches", b"matches", "my_finals", b"my_finals", "organiser", b"organiser", "phase", b"phase", "report_csv", b"report_csv", "report_json", b"report_json", "settings_json", b"settings_json", "state_json", b"state_json", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentInfo: _TypeAlias = TournamentInfo  # noqa: Y015
+
+@_typing.final
 class StartLadderRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -205,22 +455,28 @@ class SubmitHeader(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     FILENAME_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """the bot's name: 1-40 of a-z 0-9 _ - (starting with a letter or digit)"""
     game: _builtins.str
     """the game id (seas-of-strife-v1, seizure-v1, western-showdown-v1)"""
     filename: _builtins.str
     """how the package was named: bot.py, NAME.tar.gz, NAME.zip, NAME.tar"""
+    tournament: _builtins.str
+    """Set: the version is for this tournament: refused (nothing stored) once its deadline
+    has passed, marked final for it when accepted.
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         game: _builtins.str = ...,
         filename: _builtins.str = ...,
+        tournament: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["filename", b"filename", "game", b"game", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filename", b"filename", "game", b"game", "name", b"name", "tournament", b"tournament"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

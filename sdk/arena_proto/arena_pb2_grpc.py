@@ -104,6 +104,26 @@ class ArenaStub:
                 request_serializer=saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
                 response_deserializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
                 _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/saloon.v1.Arena/CreateTournament',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/saloon.v1.Arena/GetTournament',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
+        self.MarkFinal = channel.unary_unary(
+                '/saloon.v1.Arena/MarkFinal',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.MarkFinalRequest.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
+        self.CancelTournament = channel.unary_unary(
+                '/saloon.v1.Arena/CancelTournament',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -211,6 +231,37 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTournament(self, request, context):
+        """Organisers: a tournament, open for submissions and final marks until its deadline;
+        then its field freezes, a qualifying season and the finals play, and its report is
+        published (docs/tournaments.md).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """A tournament now: phase, deadline, field, finals progress, the report once done.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MarkFinal(self, request, context):
+        """A bot's owner: mark one of its versions final for a tournament (or unmark it), before
+        the deadline (FAILED_PRECONDITION after it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelTournament(self, request, context):
+        """The tournament's organiser: cancel it (its running season's unplayed matches dropped).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -283,6 +334,26 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.WatchLadder,
                     request_deserializer=saloon_dot_v1_dot_arena__pb2.LadderRef.FromString,
                     response_serializer=saloon_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
+            ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'MarkFinal': grpc.unary_unary_rpc_method_handler(
+                    servicer.MarkFinal,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.MarkFinalRequest.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'CancelTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTournament,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -663,6 +734,114 @@ class Arena:
             '/saloon.v1.Arena/WatchLadder',
             saloon_dot_v1_dot_arena__pb2.LadderRef.SerializeToString,
             saloon_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/CreateTournament',
+            saloon_dot_v1_dot_arena__pb2.CreateTournamentRequest.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/GetTournament',
+            saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MarkFinal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/MarkFinal',
+            saloon_dot_v1_dot_arena__pb2.MarkFinalRequest.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saloon.v1.Arena/CancelTournament',
+            saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
             options,
             channel_credentials,
             insecure,

@@ -86,6 +86,19 @@ class ArenaStub:
     """The same, one message now and one at every change (a result, a batch), until it stops
     and its last batch has finished.
     """
+    CreateTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateTournamentRequest, _arena_pb2.TournamentInfo]
+    """Organisers: a tournament, open for submissions and final marks until its deadline;
+    then its field freezes, a qualifying season and the finals play, and its report is
+    published (docs/tournaments.md).
+    """
+    GetTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]
+    """A tournament now: phase, deadline, field, finals progress, the report once done."""
+    MarkFinal: _grpc.UnaryUnaryMultiCallable[_arena_pb2.MarkFinalRequest, _arena_pb2.TournamentInfo]
+    """A bot's owner: mark one of its versions final for a tournament (or unmark it), before
+    the deadline (FAILED_PRECONDITION after it).
+    """
+    CancelTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]
+    """The tournament's organiser: cancel it (its running season's unplayed matches dropped)."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -126,6 +139,19 @@ class ArenaAsyncStub(ArenaStub):
     """The same, one message now and one at every change (a result, a batch), until it stops
     and its last batch has finished.
     """
+    CreateTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateTournamentRequest, _arena_pb2.TournamentInfo]  # type: ignore[assignment]
+    """Organisers: a tournament, open for submissions and final marks until its deadline;
+    then its field freezes, a qualifying season and the finals play, and its report is
+    published (docs/tournaments.md).
+    """
+    GetTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]  # type: ignore[assignment]
+    """A tournament now: phase, deadline, field, finals progress, the report once done."""
+    MarkFinal: _aio.UnaryUnaryMultiCallable[_arena_pb2.MarkFinalRequest, _arena_pb2.TournamentInfo]  # type: ignore[assignment]
+    """A bot's owner: mark one of its versions final for a tournament (or unmark it), before
+    the deadline (FAILED_PRECONDITION after it).
+    """
+    CancelTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]  # type: ignore[assignment]
+    """The tournament's organiser: cancel it (its running season's unplayed matches dropped)."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -247,5 +273,42 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """The same, one message now and one at every change (a result, a batch), until it stops
         and its last batch has finished.
         """
+
+    @_abc_1.abstractmethod
+    def CreateTournament(
+        self,
+        request: _arena_pb2.CreateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.TournamentInfo, _abc.Awaitable[_arena_pb2.TournamentInfo]]:
+        """Organisers: a tournament, open for submissions and final marks until its deadline;
+        then its field freezes, a qualifying season and the finals play, and its report is
+        published (docs/tournaments.md).
+        """
+
+    @_abc_1.abstractmethod
+    def GetTournament(
+        self,
+        request: _arena_pb2.TournamentRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.TournamentInfo, _abc.Awaitable[_arena_pb2.TournamentInfo]]:
+        """A tournament now: phase, deadline, field, finals progress, the report once done."""
+
+    @_abc_1.abstractmethod
+    def MarkFinal(
+        self,
+        request: _arena_pb2.MarkFinalRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.TournamentInfo, _abc.Awaitable[_arena_pb2.TournamentInfo]]:
+        """A bot's owner: mark one of its versions final for a tournament (or unmark it), before
+        the deadline (FAILED_PRECONDITION after it).
+        """
+
+    @_abc_1.abstractmethod
+    def CancelTournament(
+        self,
+        request: _arena_pb2.TournamentRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.TournamentInfo, _abc.Awaitable[_arena_pb2.TournamentInfo]]:
+        """The tournament's organiser: cancel it (its running season's unplayed matches dropped)."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
