@@ -642,11 +642,14 @@ def status(
     }
 
 
-def report_csv(row: TournamentRow) -> str:
-    """The published report as CSV (RegistryError before it is published)."""
+def report_csv(row: TournamentRow, part: str = "standings") -> str:
+    """A part of the published report as CSV, ``standings`` or ``crosstable``
+    (RegistryError before it is published)."""
     if row.report is None:
         raise RegistryError(f"tournament {row.tournament_id} has no report yet ({row.phase.value})")
-    return str(row.report["csv"])
+    if part not in ("standings", "crosstable"):
+        raise RegistryError(f"report part {part!r}: standings or crosstable")
+    return str(row.report["csv" if part == "standings" else "crosstable_csv"])
 
 
 def cancel(

@@ -159,7 +159,7 @@ def build_app(
     store: Store, boards: BoardCache | None = None, limits: WebLimits | None = None
 ) -> Any:
     """The web side of ``store`` as an ASGI app (the routes in docs/arena.md)."""
-    from saloon.arena.web import api, pages
+    from saloon.arena.web import api, pages, tournaments
 
     limits = limits or WebLimits()
     registry = Registry(store)
@@ -180,6 +180,7 @@ def build_app(
         Mount("/static", StaticFiles(packages=[("saloon.arena.web", "static")]), name="static"),
         *pages.routes(),
         *api.routes(),
+        *tournaments.routes(),
     ]
     app = Starlette(
         routes=routes,

@@ -150,6 +150,9 @@ WIDE_SEASON = "a-season-with-a-long-id-of-forty-two-chars"
 WIDE_WAITING = "a-season-created-but-never-started-yet"
 WIDE_RUNNING = "a-season-that-is-running-right-now-long"
 WIDE_LADDER = "a-continuous-ladder-of-36-chars-long"
+#: A tournament over with its report (every entrant in its crosstable), one still open.
+WIDE_TOURNAMENT = "a-tournament-done-with-an-id-of-40-chars"
+WIDE_OPEN = "a-tournament-still-open-for-submissions"
 #: The match where NOISY plays (and prints) in seat 0; a worker played it.
 WIDE_MATCH = f"{WIDE_SEASON}-0"
 #: The worker that claimed WIDE_MATCH (the store keeps it as the match's status detail).
@@ -214,7 +217,47 @@ def fill_wide(store: Store, store_url: str) -> dict[str, str]:
                             match_id=m.match_id)  # fmt: skip
         store.record_results([store.prepare_result(m.match_id, played.to_json(), {})])
     store.set_season_status(batch, SeasonStatus.DONE)
+    _fill_tournaments(registry, seats[:3])
     return tokens
+
+
+def _fill_tournaments(registry: Registry, stored: list[str]) -> None:
+    """WIDE_OPEN, open for a day; WIDE_TOURNAMENT, done: a field of the stored bots and
+    every house bot of the game, its report computed from made-up placings (the layout
+    is what is tested here; tests/integration/test_tournament.py plays real ones)."""
+    from datetime import UTC, datetime, timedelta
+
+    from saloon.arena import tournament
+    from saloon.arena.tournaments import Phase, Tournaments
+    from saloon.ratings.finals import Placing, build_report
+    from saloon.sdk.house import house_bot_names
+    from saloon.worker.matches.spec import SandboxKind
+
+    now = datetime.now(UTC)
+    house = tuple(house_bot_names(SEAS))
+    for tid in (WIDE_OPEN, WIDE_TOURNAMENT):
+        request = tournament.TournamentRequest(
+            tournament_id=tid, game=SEAS, deadline=now + timedelta(days=1), seed=5,
+            house=house, sandbox=SandboxKind.PROCESS, resamples=20,
+        )  # fmt: skip
+        tournament.create(registry, request, WIDE_OWNER, now)
+    field = [*stored, *(f"house:{h}" for h in house)]
+    results = []
+    for i in range(120):
+        table = tuple(field[(i + k * (1 + i % 5)) % len(field)] for k in range(3))
+        if len(set(table)) < 3:
+            continue
+        strength = [field.index(table[k]) + (i * k) % 4 for k in range(3)]
+        places = tuple(sorted(strength).index(x) for x in strength)
+        results.append(Placing(f"m{i}", f"d{i // 3}", table, places))
+    row = Tournaments(registry.store).get(WIDE_TOURNAMENT)
+    report = build_report(field, results, tournament.request_of(row).policy(), 5, resamples=20)
+    Tournaments(registry.store).advance(
+        WIDE_TOURNAMENT, Phase.OPEN, phase=Phase.DONE, frozen_at=now, field=field,
+        state={"stop": "budget", "matches": len(results), "finals_matches": len(results)},
+        report={"json": report.to_json(), "csv": report.to_csv(),
+                "crosstable_csv": report.to_csv("crosstable")},
+    )  # fmt: skip
 
 
 def serve_wide(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
