@@ -1,0 +1,111 @@
+"""A tournament on a real arena: PostgreSQL, Redis, the server's driver thread and a real
+worker process (the process sandbox). Three house bots of graded strength (random <
+greedy < search-25 at Seas of Strife) go through every phase: open (a non-organiser may
+not create one), the deadline (a submission for it after the deadline is refused, nothing
+stored), the qualifying season, the finals batch by batch, done; the report orders them
+truly, the seed is published, and the report is the same when computed again from the
+seed and the records."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from saloon.arena import tournament
+from saloon.arena.registry import Registry
+from saloon.arena.tournaments import Tournaments
+from saloon.sdk.client import ArenaClientError
+from saloon.worker.queue.season_queue import SeasonQueue, connect
+from saloon.worker.store.store import Store
+from tests.databases import postgres_schema
+
+from .arena_fixtures import start_arena, write_bot
+from .season_fixtures import Workers
+
+GAME = "seas-of-strife-v1"
+#: Weakest first: the order the report must find, reversed.
+GRADED = ("random", "greedy", "search-25")
+
+
+@pytest.fixture
+def queue(redis_url: str) -> Iterator[SeasonQueue]:
+    q = SeasonQueue(connect(redis_url), f"test-cup-{uuid.uuid4().hex[:8]}")
+    yield q
+    q.purge()
+
+
+def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_truly(
+    redis_url: str, queue: SeasonQueue, tmp_path: Path
+) -> None:
+    with postgres_schema("cup") as url:
+        arena = start_arena(url, redis_url, queue_name=queue.queue.name)
+        workers = Workers(tmp_path)
+        try:
+            workers.start(redis_url, queue.queue.name)
+            with arena.client("olga") as olga, arena.client("alice") as alice:
+                deadline = (datetime.now(UTC) + timedelta(seconds=3)).isoformat()
+                settings = {
+                    "players": 3, "house": list(GRADED), "top_k": 3, "confidence": 0.99,
+                    "budget": 120, "batch_matches": 12, "resamples": 200,
+                    "qualifying_rounds": 0,  # straight to the finals (qualifying: test_tournament)
+                }  # fmt: skip
+                with pytest.raises(ArenaClientError) as refused:
+                    alice.create_tournament("cup", GAME, deadline, **settings)
+                assert refused.value.code == "PERMISSION_DENIED"
+                info = olga.create_tournament("cup", GAME, deadline, **settings)
+                assert info.phase == "open" and not info.field
+                assert json.loads(alice.tournament("cup").settings_json)["seed"] is None
+                # The driver thread freezes the field once the deadline has passed.
+                phases = [info.phase]
+                late = write_bot(tmp_path / "late")
+                refusal = None
+                bound = time.monotonic() + 120
+                while phases[-1] not in ("done", "cancelled"):
+                    assert time.monotonic() < bound, (phases, workers.logs()[-3000:])
+                    now = alice.tournament("cup")
+                    if now.phase != phases[-1]:
+                        phases.append(now.phase)
+                    if now.phase != "open" and refusal is None:
+                        with pytest.raises(ArenaClientError) as refusal:
+                            alice.submit(late, game=GAME, name="late", tournament="cup")
+                    time.sleep(0.2)
+                assert phases == ["open", "frozen", "finals", "done"]
+                assert refusal is not None and refusal.value.code == "FAILED_PRECONDITION"
+                assert "deadline" in refusal.value.message and "frozen" in refusal.value.message
+                assert alice.bots(game=GAME) == []  # the late submission stored nothing
+                done = alice.tournament("cup")
+                report = json.loads(done.report_json)
+                order = [s["entrant"] for s in report["standings"]]
+                assert order == [f"house:{b}" for b in reversed(GRADED)], report["standings"]
+                assert report["settled"] and json.loads(done.state_json)["stop"] == "confident"
+                assert all(s["p_next"] >= 0.99 for s in report["standings"][:-1])
+                seed = json.loads(done.settings_json)["seed"]
+                assert isinstance(seed, int)  # published once it is over
+                print(
+                    f"\ntournament of {len(GRADED)} graded bots: ordered truly after "
+                    f"{done.finals_matches} finals matches in {done.batches} batch(es) "
+                    f"({done.matches} ranked, qualifying included)"
+                )
+                with urllib.request.urlopen(f"{arena.http}/tournament/cup", timeout=30) as r:
+                    page = r.read().decode()
+                assert "Final standings" in page and "Crosstable" in page
+                with urllib.request.urlopen(
+                    f"{arena.http}/api/tournaments/cup/report.csv", timeout=30
+                ) as r:
+                    assert r.read().decode() == done.report_csv
+            with Store.open(url) as store:
+                row = Tournaments(store).get("cup")
+                again = tournament.recompute_report(store, row, seed)
+                assert again.to_json() == row.report["json"]  # type: ignore[index]
+                owner = Registry(store).season_owner("cup-f1")
+                assert owner == ("olga", "tournament:cup")
+        finally:
+            workers.stop()
+            arena.server.stop(0)
