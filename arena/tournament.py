@@ -456,7 +456,12 @@ def _started_and_finished(
         raise UnknownSeason(f"no season {season_id!r}")
     if stored.status is SeasonStatus.CREATED and queue is not None:
         seasons.start(store, queue, season_id, store_url)  # made, then the driver died
-    return seasons.progress(store, season_id, queue).finished
+    if not seasons.progress(store, season_id, queue).finished:
+        return False
+    # Settled by the job that recorded its last match; the driver watches, so it settles
+    # it too (idempotent) before the next step reads it as over.
+    store.settle_season(season_id)
+    return True
 
 
 def _freeze(
