@@ -73,8 +73,7 @@ def crosstable(
             s = np.bincount(cell_pair, w * cell_won, pairs.size)
             with np.errstate(invalid="ignore", divide="ignore"):
                 boot[start + r] = s / g  # nan where a resample drew none of a pair's deals
-    tail = (1 - COVERAGE) / 2 * 100
-    low, high = np.nanpercentile(boot, [tail, 100 - tail], axis=0)
+    low, high = _interval(boot, score)
     out = []
     for p in range(pairs.size):
         a, b = divmod(int(pairs[p]), n)
@@ -82,3 +81,21 @@ def crosstable(
             Cell(order[a], order[b], int(games[p]), float(score[p]), float(low[p]), float(high[p]))
         )
     return tuple(out)
+
+
+def _interval(boot: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's central COVERAGE interval (linear interpolation, as numpy's default
+    percentile), ignoring the resamples that drew none of the pair's deals."""
+    boot.sort(axis=0)  # nan sorts last
+    valid = np.sum(~np.isnan(boot), axis=0)
+    columns = np.arange(boot.shape[1])
+    tail = (1 - COVERAGE) / 2
+    out = []
+    for q in (tail, 1 - tail):
+        pos = q * np.maximum(valid - 1, 0)
+        below = np.floor(pos).astype(np.int64)
+        above = np.minimum(below + 1, np.maximum(valid - 1, 0))
+        frac = pos - below
+        value = boot[below, columns] * (1 - frac) + boot[above, columns] * frac
+        out.append(np.where(valid > 0, value, score))
+    return out[0], out[1]

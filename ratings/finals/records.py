@@ -69,11 +69,14 @@ def check_results(entrants: tuple[str, ...], results: Sequence[Placing]) -> list
             raise FinalsInputError(
                 f"match {r.match_id}: {len(r.seats)} seats but {len(r.places)} places"
             )
-        if len(set(r.seats)) != len(r.seats):
+        seats = set(r.seats)
+        if len(seats) != len(r.seats):
             raise FinalsInputError(f"match {r.match_id}: an entrant holds two seats")
-        for seat in r.seats:
-            if seat not in known:
-                raise FinalsInputError(f"match {r.match_id}: {seat!r} is not an entrant")
+        if not seats <= known:
+            seat = next(s for s in r.seats if s not in known)
+            raise FinalsInputError(f"match {r.match_id}: {seat!r} is not an entrant")
+        if all(type(place) is int and place >= 0 for place in r.places):
+            continue
         for place in r.places:
             if isinstance(place, bool) or not isinstance(place, int) or place < 0:
                 raise FinalsInputError(
@@ -101,33 +104,32 @@ def comparisons(entrants: tuple[str, ...], results: Sequence[Placing]) -> Compar
     """The comparisons of checked, canonically ordered results."""
     index = {e: i for i, e in enumerate(entrants)}
     deal_index: dict[str, int] = {}
-    first: list[int] = []
-    second: list[int] = []
-    tie: list[bool] = []
-    game: list[int] = []
-    deal: list[int] = []
+    # games grouped by seat count, so each group's pairs are taken column by column
+    groups: dict[int, tuple[list[int], list[int], list[int], list[int]]] = {}
     for g, r in enumerate(results):
-        d = deal_index.setdefault(r.deal, len(deal_index))
-        seats = [index[s] for s in r.seats]
-        k = len(seats)
+        game_ids, deal_ids, seats, places = groups.setdefault(len(r.seats), ([], [], [], []))
+        game_ids.append(g)
+        deal_ids.append(deal_index.setdefault(r.deal, len(deal_index)))
+        seats.extend(map(index.__getitem__, r.seats))
+        places.extend(r.places)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for k, (game_ids, deal_ids, seats, places) in sorted(groups.items()):
+        seat = np.array(seats, dtype=np.int64).reshape(-1, k)
+        place = np.array(places, dtype=np.int64).reshape(-1, k)
+        game = np.array(game_ids, dtype=np.int64)
+        deal = np.array(deal_ids, dtype=np.int64)
         for a in range(k):
             for b in range(a + 1, k):
-                pa, pb = r.places[a], r.places[b]
-                if pa <= pb:
-                    first.append(seats[a])
-                    second.append(seats[b])
-                else:
-                    first.append(seats[b])
-                    second.append(seats[a])
-                tie.append(pa == pb)
-                game.append(g)
-                deal.append(d)
-    return Comparisons(
-        np.array(first, dtype=np.int64),
-        np.array(second, dtype=np.int64),
-        np.array(tie, dtype=bool),
-        np.array(game, dtype=np.int64),
-        np.array(deal, dtype=np.int64),
-        tuple(deal_index),
-        len(results),
-    )
+                ahead = place[:, a] <= place[:, b]
+                parts.append((
+                    np.where(ahead, seat[:, a], seat[:, b]),
+                    np.where(ahead, seat[:, b], seat[:, a]),
+                    place[:, a] == place[:, b],
+                    game,
+                    deal,
+                ))  # fmt: skip
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Comparisons(empty, empty, np.zeros(0, dtype=bool), empty, empty, (), 0)
+    first, second, tie, game, deal = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return Comparisons(first, second, tie, game, deal, tuple(deal_index), len(results))
