@@ -37,6 +37,10 @@ BETA = DEFAULT_BETA
 #: The prior of every skill: the ladders' new-bot prior.
 PRIOR_MU = DEFAULT_MU
 PRIOR_SIGMA = DEFAULT_SIGMA
+#: The prior's spread is refitted to the field at most this many times ...
+PRIOR_ROUNDS = 20
+#: ... until its variance changes by less than this share.
+PRIOR_CHANGE = 0.01
 #: Newton's method stops when no skill moves by more than this ...
 TOLERANCE = 1e-7
 #: ... or after this many steps (it takes ~5-10 from zero).
@@ -82,8 +86,8 @@ def rank(entrants: tuple[str, ...], comp: Comparisons) -> Ranking:
     """The ranking from checked comparisons (what :func:`final_ranking` and the report
     share)."""
     n = len(entrants)
-    s, hessian = _map(n, comp)
-    cov = _sandwich(n, comp, s, hessian)
+    s, hessian, prior = _fit(n, comp)
+    cov = _sandwich(n, comp, s, hessian, prior)
     mu = PRIOR_MU + s
     order_idx = sorted(range(n), key=lambda i: (-float(mu[i]), entrants[i]))
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
@@ -150,11 +154,33 @@ def _pair_totals(
     return keys // n, keys % n, w_i, w_j
 
 
-def _map(n: int, comp: Comparisons) -> tuple[np.ndarray, np.ndarray]:
-    """The MAP skills (relative to the prior mean) and the posterior's Hessian there."""
-    i, j, w_i, w_j = _pair_totals(n, comp)
-    prior = 1 / PRIOR_SIGMA**2
+def _fit(n: int, comp: Comparisons) -> tuple[np.ndarray, np.ndarray, float]:
+    """The MAP skills, the Hessian there and the prior's precision, the prior's spread
+    fitted to the field (empirical Bayes, by EM): never narrower than the ladders' prior,
+    wider when the field is (a fixed prior would pull far-apart skills together and
+    understate how sure their order is)."""
+    totals = _pair_totals(n, comp)
+    variance = PRIOR_SIGMA**2
     s = np.zeros(n)
+    for _ in range(PRIOR_ROUNDS):
+        s, hessian = _map(n, totals, 1 / variance, s)
+        spread = float(np.mean(s * s + np.diag(np.linalg.inv(hessian))))
+        updated = max(spread, PRIOR_SIGMA**2)
+        if abs(updated - variance) <= PRIOR_CHANGE * variance:
+            break
+        variance = updated
+    return s, hessian, 1 / variance
+
+
+def _map(
+    n: int,
+    totals: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    prior: float,
+    start: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The MAP skills (relative to the prior mean) and the posterior's Hessian there."""
+    i, j, w_i, w_j = totals
+    s = start.copy()
 
     def objective(x: np.ndarray) -> float:
         d = (x[i] - x[j]) / _SCALE
@@ -193,9 +219,10 @@ def _map(n: int, comp: Comparisons) -> tuple[np.ndarray, np.ndarray]:
     return s, hess
 
 
-def _sandwich(n: int, comp: Comparisons, s: np.ndarray, hessian: np.ndarray) -> np.ndarray:
+def _sandwich(
+    n: int, comp: Comparisons, s: np.ndarray, hessian: np.ndarray, prior: float
+) -> np.ndarray:
     """H^-1 (J + P) H^-1, J the sum over deals of each deal's score outer product."""
-    prior = 1 / PRIOR_SIGMA**2
     inv = np.linalg.inv(hessian)
     if comp.first.size == 0:
         return inv
