@@ -67,6 +67,8 @@ class Sim:
     seats: int
     seed: int
     luck: float = 0.0
+    #: False: results are recorded (``games``, ``comparisons``) but not fed to the board.
+    rated: bool = True
 
     def __post_init__(self) -> None:
         self.skill = [(self.n - 1 - i) * GAP for i in range(self.n)]
@@ -85,6 +87,9 @@ class Sim:
         self.matches_of = [0] * self.n
         #: (winner, loser) of every pair in every match played: what the bound sees.
         self.comparisons: list[tuple[int, int]] = []
+        #: (seating, each seat's rank, deal key) of every match played, in order.
+        self.games: list[tuple[tuple[int, ...], tuple[int, ...], str]] = []
+        self.tables = 0
 
     def play(self, tables: list[tuple[int, ...]], duplicate: bool = False) -> None:
         """Play and rate the tables in order (a duplicate table: all its rotations)."""
@@ -92,6 +97,7 @@ class Sim:
             k = len(table)
             deal = [self.rng.gauss(0, BETA * self.luck**0.5) for _ in range(k)]
             seatings = [table[r:] + table[:r] for r in range(k)] if duplicate else [table]
+            self.tables += 1
             unit = []
             for seating in seatings:
                 own = BETA * (1 - self.luck) ** 0.5
@@ -103,6 +109,8 @@ class Sim:
                     for b, rb in zip(seating, ranks, strict=True) if ra < rb
                 )  # fmt: skip
                 self.count += 1
+                deal_key = f"t{self.tables}" if duplicate else f"m{self.count}"
+                self.games.append((seating, tuple(ranks), deal_key))
                 seats = tuple(
                     SeatResult(self.names[b], self.version[b], r)
                     for b, r in zip(seating, ranks, strict=True)
@@ -113,7 +121,8 @@ class Sim:
                 for p, b in enumerate(seating):
                     self.counts[b][p] += 1
                     self.matches_of[b] += 1
-            self.folder.unit(unit)
+            if self.rated:
+                self.folder.unit(unit)
             self.played += len(seatings)
 
     def rating(self, i: int) -> tuple[float, float]:
