@@ -121,11 +121,12 @@ def _p_above(diff: float, cov: np.ndarray, i: int, j: int) -> float:
 def _log_erfc(x: np.ndarray) -> np.ndarray:
     """log erfc(x) for x >= 0 (Numerical Recipes' erfcc: relative error < 1.2e-7), computed
     in the log so it never underflows."""
-    t = 1 / (1 + 0.5 * x)
-    poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+    t: np.ndarray = 1 / (1 + 0.5 * x)
+    poly: np.ndarray = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
         -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
             -0.82215223 + t * 0.17087277))))))))  # fmt: skip
-    return np.log(t) - x * x + poly
+    out: np.ndarray = np.log(t) - x * x + poly
+    return out
 
 
 def _log_phi_and_ratio(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
