@@ -206,7 +206,7 @@ def register(
         "--lang",
         default="python",
         metavar="LANG",
-        help="the bot's language: python (default), js or ts",
+        help="the bot's language: python (default), js, ts, go or cpp",
     )
     check = sub.add_parser(
         "check-bot",

@@ -108,6 +108,8 @@ def views(wire: GameWire, root: Path) -> dict[Path, str]:
     return {
         root / "js" / "saloon" / "games" / f"{name}.d.ts": typescript(wire),
         root / "go" / "src" / "saloon" / "games" / go_package(wire.game) / "view.go": golang(wire),
+        root / "cpp" / "include" / "saloon" / "games" / f"{name}.hpp": cpp(wire),
+        root / "cpp" / "src" / "games" / f"{name}.cpp": cpp_source(wire),
     }
 
 
@@ -225,3 +227,282 @@ def golang(wire: GameWire) -> str:
             "\treturn out\n}\n"
         )
     return "".join(out)
+
+
+# -- C++ --------------------------------------------------------------------------------------
+#: C++ keywords a JSON field could be named (a member gets a trailing underscore then).
+_CPP_KEYWORDS = frozenset(
+    [
+        "alignas",
+        "alignof",
+        "and",
+        "asm",
+        "auto",
+        "bool",
+        "break",
+        "case",
+        "catch",
+        "char",
+        "class",
+        "const",
+        "constexpr",
+        "continue",
+        "default",
+        "delete",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "explicit",
+        "export",
+        "extern",
+        "false",
+        "float",
+        "for",
+        "friend",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "mutable",
+        "namespace",
+        "new",
+        "noexcept",
+        "not",
+        "nullptr",
+        "operator",
+        "or",
+        "private",
+        "protected",
+        "public",
+        "register",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typedef",
+        "typeid",
+        "typename",
+        "union",
+        "unsigned",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "while",
+        "xor",
+    ]
+)
+
+
+def _cpp_member(name: str) -> str:
+    return f"{name}_" if name in _CPP_KEYWORDS else name
+
+
+def _cpp_enumerator(value: str) -> str:
+    """``to_the_left`` -> ``ToTheLeft``; ``STICK 'EM UP`` -> ``StickEmUp``."""
+    name = _go_name(value.lower())
+    return name if name[:1].isalpha() else f"V{name}"
+
+
+def _cpp(t: Type) -> str:
+    if isinstance(t, Scalar):
+        return {"integer": "int", "number": "double", "string": "std::string", "boolean": "bool"}[
+            t.json_type
+        ]
+    if isinstance(t, ListOf):
+        return f"std::vector<{_cpp(t.item)}>"
+    if isinstance(t, Nullable):
+        return f"std::optional<{_cpp(t.inner)}>"
+    return t.name
+
+
+def _cpp_uses(t: Type) -> set[str]:
+    """The named types ``t``'s C++ definition needs defined before it."""
+    if isinstance(t, Obj):
+        return set().union(*(_cpp_refs(f.type) for f in t.fields)) - {t.name}
+    if isinstance(t, Union):
+        return {v.name for _, v in t.variants}
+    return set()
+
+
+def _cpp_refs(t: Type) -> set[str]:
+    if isinstance(t, Obj | Union | Enum):
+        return {t.name}
+    if isinstance(t, ListOf):
+        return _cpp_refs(t.item)
+    if isinstance(t, Nullable):
+        return _cpp_refs(t.inner)
+    return set()
+
+
+def _cpp_order(types: dict[str, Type]) -> list[str]:
+    """The named types, each after every type its definition holds (first met otherwise)."""
+    done: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in done:
+            return
+        if name in path:
+            raise ValueError(f"{name} holds itself: no C++ view for it")
+        for used in sorted(_cpp_uses(types[name])):
+            visit(used, (*path, name))
+        done.append(name)
+
+    for name in types:
+        visit(name, ())
+    return done
+
+
+def _cpp_doc(text: str, indent: str = "") -> str:
+    return f"{indent}// {text}\n" if text else ""
+
+
+def cpp(wire: GameWire) -> str:
+    """The game's C++ header: its named types (an enum as an ``enum class`` decoded from its
+    strings, a union as its tag and a ``std::variant`` of the variants), ``Observation``, the
+    decision kinds, and ``View`` with one ``legal_KIND()`` per kind decoding the legal
+    actions. Each type's ``from_json`` (nlohmann/json, throwing on JSON it does not fit: an
+    exception in act, the bot's error) is only declared here: :func:`cpp_source` defines
+    them, compiled once into the runtime library, so a bot's build does not instantiate
+    them again."""
+    types = named_types(wire)
+    ns = module_name(wire.game)
+    out = [
+        f"// {HEADER.format(game=wire.game)} DO NOT EDIT.\n",
+        f"// The typed view of {wire.title}.\n",
+        "#pragma once\n\n",
+        "#include <optional>\n#include <string>\n",
+        "#include <variant>\n#include <vector>\n\n"
+        if any(isinstance(t, Union) for t in types.values())
+        else "#include <vector>\n\n",
+        "#include <saloon/saloon.hpp>\n\n",
+        f"namespace saloon::games::{ns} {{\n\n",
+        f'// The game\'s id.\ninline const std::string kGame = "{wire.game}";\n\n',
+        "// The decision kinds: Decision::kind is one of them.\n",
+    ]
+    for kind in sorted(wire.actions):
+        out.append(f'inline const std::string k{camel(kind)} = "{kind}";\n')
+    out.append("\n")
+    for name in _cpp_order(types):
+        t = types[name]
+        if isinstance(t, Enum):
+            out.append(_cpp_doc(t.doc))
+            names = [_cpp_enumerator(v) for v in t.values]
+            out.append(f"enum class {name} {{ {', '.join(names)} }};\n")
+            out.append(
+                "// The value as the game's JSON writes it.\n"
+                f"const char* to_string({name} value);\n"
+            )
+        elif isinstance(t, Union):
+            variants = ", ".join(v.name for _, v in t.variants)
+            out.append(_cpp_doc(t.doc))
+            out.append(f'// One of its variants, as tag (its "{t.tag}") says.\n')
+            out.append(f"struct {name} {{\n  std::string tag;\n")
+            out.append(f"  std::variant<{variants}> value;\n")
+            out.append("  // The variant if it is a T, else nullptr.\n")
+            out.append("  template <typename T>\n  const T* as() const {\n")
+            out.append("    return std::get_if<T>(&value);\n  }\n};\n")
+        elif isinstance(t, Obj):
+            out.append(_cpp_doc(t.doc))
+            out.append(f"struct {name} {{\n")
+            for f in t.fields:
+                out.append(_cpp_doc(f.doc, "  "))
+                kind = _cpp(f.type)
+                if f.optional and not kind.startswith("std::optional<"):
+                    kind = f"std::optional<{kind}>"  # absent: empty, never a zero
+                init = "{}" if isinstance(f.type, Scalar | Enum) and not f.optional else ""
+                out.append(f"  {kind} {_cpp_member(f.name)}{init};\n")
+            out.append("};\n")
+        out.append(f"void from_json(const json& j, {name}& out);\n\n")
+    obs = wire.observation.name
+    out.append(
+        "// A decision of this game: the runtime's, with its observation decoded.\n"
+        "struct View {\n"
+        "  // The runtime's decision (kind, legal as JSON, index, match, clock, note).\n"
+        "  const saloon::Decision& decision;\n"
+        f"  {obs} observation;\n"
+    )
+    for kind, t in sorted(wire.actions.items()):
+        out.append(
+            f"\n  // The legal actions of a {kind} decision, in order: act returns the index of"
+            f" one.\n  std::vector<{_cpp(t)}> legal_{kind.lower()}() const;\n"
+        )
+    out.append(
+        "};\n\n"
+        "// Decodes d's observation (an exception when it does not fit: the bot's error).\n"
+        "View view(const saloon::Decision& d);\n\n"
+        f"}}  // namespace saloon::games::{ns}\n"
+    )
+    return "".join(out)
+
+
+def cpp_source(wire: GameWire) -> str:
+    """The definitions of :func:`cpp`'s header: each type's ``from_json``, ``view`` and the
+    ``legal_KIND()`` of each kind (compiled into the C++ runtime library)."""
+    types = named_types(wire)
+    ns = module_name(wire.game)
+    out = [
+        f"// {HEADER.format(game=wire.game)} DO NOT EDIT.\n",
+        f"// The typed view of {wire.game}: its decoding, compiled into libsaloon.a.\n",
+        f"#include <saloon/games/{ns}.hpp>\n\n#include <stdexcept>\n\n",
+        f"namespace saloon::games::{ns} {{\n\n",
+    ]
+    for name in _cpp_order(types):
+        t = types[name]
+        if isinstance(t, Enum):
+            names = [_cpp_enumerator(v) for v in t.values]
+            out.append(f"const char* to_string({name} value) {{\n  switch (value) {{\n")
+            for value, member in zip(t.values, names, strict=True):
+                out.append(f'    case {name}::{member}:\n      return "{_c_string(value)}";\n')
+            out.append('  }\n  return "";\n}\n\n')
+            out.append(f"void from_json(const json& j, {name}& out) {{\n")
+            out.append("  const auto& text = j.get_ref<const std::string&>();\n")
+            for value, member in zip(t.values, names, strict=True):
+                out.append(f'  if (text == "{_c_string(value)}") {{\n')
+                out.append(f"    out = {name}::{member};\n    return;\n  }}\n")
+            out.append(f'  throw std::invalid_argument("{name}: unknown value " + text);\n}}\n\n')
+        elif isinstance(t, Union):
+            out.append(f"void from_json(const json& j, {name}& out) {{\n")
+            out.append(f'  out.tag = j.at("{t.tag}").get<std::string>();\n')
+            for tag, v in t.variants:
+                out.append(f'  if (out.tag == "{_c_string(tag)}") {{\n')
+                out.append(f"    out.value = j.get<{v.name}>();\n    return;\n  }}\n")
+            out.append(
+                f'  throw std::invalid_argument("{name}: unknown {t.tag} " + out.tag);\n}}\n\n'
+            )
+        elif isinstance(t, Obj):
+            out.append(f"void from_json(const json& j, {name}& out) {{\n")
+            for f in t.fields:
+                member = _cpp_member(f.name)
+                if f.optional:
+                    out.append(f'  if (auto it = j.find("{f.name}"); it != j.end()) {{\n')
+                    out.append(f"    it->get_to(out.{member});\n  }}\n")
+                else:
+                    out.append(f'  j.at("{f.name}").get_to(out.{member});\n')
+            out.append("}\n\n")
+    obs = wire.observation.name
+    for kind, t in sorted(wire.actions.items()):
+        out.append(
+            f"std::vector<{_cpp(t)}> View::legal_{kind.lower()}() const {{\n"
+            f"  return decision.legal.get<std::vector<{_cpp(t)}>>();\n}}\n\n"
+        )
+    out.append(
+        "View view(const saloon::Decision& d) {\n"
+        f"  return View{{d, d.observation.get<{obs}>()}};\n}}\n\n"
+        f"}}  // namespace saloon::games::{ns}\n"
+    )
+    return "".join(out)
+
+
+def _c_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

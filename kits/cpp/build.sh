@@ -20,5 +20,6 @@ if [ "$#" -eq 0 ]; then
   echo "no C++ source file (.cpp, .cc or .cxx) in the bot's folder" >&2
   exit 1
 fi
-exec g++ -std=c++17 -O2 -g1 -pipe -I"$home/include" -o "$out/bot" "$@" \
+# saloon/saloon.hpp first, from its precompiled header (the same flags as the image's).
+exec g++ -std=c++17 -O2 -g1 -pipe -I"$home/include" -include saloon/saloon.hpp -o "$out/bot" "$@" \
   -L"$home/lib" -lsaloon -lgrpc++ -lgrpc -lgpr -lprotobuf -labsl_synchronization -lbacktrace -pthread

@@ -1,9 +1,12 @@
 """C++ bots in the Docker sandbox: built once by the C++ runtime's build step (kits/cpp), they
 play every game with no fault, an exception escaping act is a crash naming the author's
-file:line, and a compile error is refused with the author's file:line and nothing stored."""
+file:line, a compile error is refused with the author's file:line and nothing stored, and
+each game's starter kit passes check-bot."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,4 +111,24 @@ def test_a_cpp_compile_error_is_refused_with_the_authors_file_and_line(
     # Nothing stored: no image of the version, no build container or sources image.
     tags = {t for image in sandbox.client.images.list() for t in image.tags}
     assert bot_tag(load_package(bad)) not in tags
+    assert build_leftovers(sandbox) == []
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_each_games_cpp_starter_kit_passes_check_bot_in_docker(
+    sandbox: DockerSandbox, tmp_path: Path, game: str
+) -> None:
+    """saloon new GAME DIR --lang cpp, then saloon check-bot DIR: no slip."""
+    runtime_image_or_skip(sandbox, Language.CPP)
+    cli = [sys.executable, "-m", "saloon.arena.cli"]
+    folder = tmp_path / f"cpp-{game}"
+    subprocess.run([*cli, "new", game, str(folder), "--lang", "cpp"], check=True, timeout=60)
+    run = subprocess.run(
+        [*cli, "check-bot", str(folder), "--game", game, "--matches", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"{game}: 2 matches, 2 completed" in run.stdout
     assert build_leftovers(sandbox) == []

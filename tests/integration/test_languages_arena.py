@@ -27,7 +27,7 @@ from .test_arena_e2e import Server, _saloon, _token, server
 __all__ = ["pg_url", "queue_name", "server", "workers"]
 
 #: The languages whose runtimes ship, by `saloon new --lang`.
-LANGS = {"js": Language.JAVASCRIPT, "ts": Language.TYPESCRIPT}
+LANGS = {"js": Language.JAVASCRIPT, "ts": Language.TYPESCRIPT, "cpp": Language.CPP}
 GAMES = ("western-showdown-v1", "seas-of-strife-v1", "seizure-v1")
 SEASON_TIMEOUT_S = 400
 
@@ -66,6 +66,7 @@ def test_kit_bots_of_every_language_and_game_are_stored_and_play_a_clean_ladder_
                 assert bot.versions[-1].runtime == runtime_for(language).tag()
     listing = _saloon("bots", "--store", pg_url)
     assert "(ats, seizure-v1, typescript)" in listing and "(ajs, seizure-v1, javascript)" in listing
+    assert "(acpp, seizure-v1, cpp)" in listing
 
     with ArenaClient(server.address, olga, timeout_s=300) as organiser:
         for game in GAMES:

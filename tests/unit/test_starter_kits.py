@@ -74,3 +74,18 @@ def test_the_cpp_kits_copy_of_the_bot_protocol_is_the_protocol() -> None:
     root = Path(__file__).resolve().parents[2]
     kept = kit_dir("cpp") / "proto" / "saloon" / "v1" / "bot.proto"
     assert kept.read_bytes() == (root / "proto" / "saloon" / "v1" / "bot.proto").read_bytes()
+
+
+@pytest.mark.parametrize("game", sorted(game_ids()))
+def test_the_cpp_starter_declares_cpp_and_has_a_check_bot_script(tmp_path: Path, game: str) -> None:
+    folder = tmp_path / "mybot"
+    written = {p.name for p in write_starter(game, folder, "cpp")}
+    manifest = detect_path(folder)
+    assert (manifest.language, manifest.declared) == (Language.CPP, True)
+    assert written == {"bot.cpp", "saloon.toml", "test.sh"}
+    test = (folder / "test.sh").read_text()
+    assert f'saloon check-bot "$(dirname "$0")" --game {game}' in test
+    bot = (folder / "bot.cpp").read_text()
+    assert "int saloon::act(const saloon::Decision& d)" in bot
+    assert f"#include <saloon/games/{game.replace('-', '_')}.hpp>" in bot
+    assert f"sh {folder / 'test.sh'}" in next_steps(game, folder, "cpp")

@@ -11,9 +11,11 @@
 // the moment of the match it was printed at.
 //
 // This header needs only the standard library and nlohmann/json: a bot's build compiles its
-// own files and links the precompiled runtime. The typed views of each game
+// own files and links the precompiled runtime (the image keeps this header precompiled, and
+// the build includes it first). The typed views of each game
 // (<saloon/games/GAME.hpp>, generated from the game's wire schema) decode a decision.
-#pragma once
+#ifndef SALOON_SALOON_HPP
+#define SALOON_SALOON_HPP
 
 #include <chrono>
 #include <cstdint>
@@ -99,3 +101,5 @@ struct adl_serializer<std::optional<T>> {
   }
 };
 }  // namespace nlohmann
+
+#endif  // SALOON_SALOON_HPP
