@@ -68,6 +68,10 @@ LANGUAGE_BOTS = {
         'package main\n\nimport "saloon"\n\nfunc Act(d saloon.Decision) int { return 0 }\n',
     ),
     "javascript": ("bot.js", "exports.act = (decision) => decision.legal[0];\n"),
+    "cpp": (
+        "bot.cpp",
+        "#include <saloon/saloon.hpp>\n\nint saloon::act(const saloon::Decision&) { return 0; }\n",
+    ),
 }
 
 
