@@ -484,13 +484,15 @@ def _freeze(
     state: dict[str, Any] = {"qualifying": ""}
     season: SeasonSpec | None = None
     if request.qualifying_rounds:
-        season = SeasonSpec(
-            season_id=qualifying_season_id(row.tournament_id), game=request.game,
-            participants=tuple(entrants), seats=seats, rounds=request.qualifying_rounds,
-            seed=derive_seed(request.seed, "qualifying"), duplicate=request.finals.duplicate,
-            options=dict(get_game(request.game).parse_options(request.options)),
-            sandbox=request.sandbox,
-        ).check()  # fmt: skip
+        try:
+            season = _qualifying(row, request, entrants)
+        except SeasonSpecError as exc:  # e.g. a field too large for that many rounds
+            book.advance(
+                row.tournament_id, Phase.OPEN, phase=Phase.CANCELLED, frozen_at=now,
+                field=entrants, state={"reason": f"no qualifying season: {exc}"},
+            )  # fmt: skip
+            log.warning("tournament %s: cancelled: %s", row.tournament_id, exc)
+            return Phase.CANCELLED.value
         specs = expand(season)
         store.create_season(
             season.season_id,
@@ -508,6 +510,17 @@ def _freeze(
     if season is not None and queue is not None:
         seasons.start(store, queue, season.season_id, store_url)
     return Phase.FROZEN.value
+
+
+def _qualifying(row: TournamentRow, request: TournamentRequest, entrants: list[str]) -> SeasonSpec:
+    """The qualifying season of the frozen field (SeasonSpecError when it cannot be)."""
+    return SeasonSpec(
+        season_id=qualifying_season_id(row.tournament_id), game=request.game,
+        participants=tuple(entrants), seats=request.seats(), rounds=request.qualifying_rounds,
+        seed=derive_seed(request.seed, "qualifying"), duplicate=request.finals.duplicate,
+        options=dict(get_game(request.game).parse_options(request.options)),
+        sandbox=request.sandbox,
+    ).check()  # fmt: skip
 
 
 def _next_batch(
