@@ -6,6 +6,8 @@ computed again from the published seed and the records."""
 from __future__ import annotations
 
 import json
+import time
+import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,10 +19,15 @@ from saloon.arena.cli import main
 from saloon.arena.errors import FieldFrozen, PermissionDenied
 from saloon.arena.registry import Registry
 from saloon.arena.tournaments import Phase, Tournaments
+from saloon.sdk.client import ArenaClientError
 from saloon.worker.errors import RegistryError, SeasonSpecError
 from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons import run as seasons
 from saloon.worker.store.store import Store
+
+from .arena_fixtures import Arena, arena, write_bot
+
+__all__ = ["arena"]
 
 GAME = "western-showdown-v1"
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
@@ -205,3 +212,47 @@ def test_the_commands_create_show_and_report_on_a_local_store(
     assert [s["entrant"] for s in data["standings"]] == ["house:greedy", "house:random"]
     assert main(["tournament", "report", "cup", "--csv", *local]) == 0
     assert capsys.readouterr().out.startswith("place,entrant,")
+
+
+def test_reading_past_the_deadline_moves_nothing_only_the_driver_does(
+    arena: Arena, tmp_path: Path
+) -> None:
+    """A server with no queue runs no driver: its readers (gRPC, the JSON API, the page)
+    see the tournament open past its deadline; one driver tick freezes it. Marks and
+    submissions for it are refused as soon as the deadline has passed, nothing stored."""
+    with arena.client("olga") as olga, arena.client("alice") as alice:
+        alice.submit(write_bot(tmp_path / "early"), game=GAME, name="early")
+        deadline = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+        olga.create_tournament("soon", GAME, deadline, house=["random"], top_k=2)
+        (marked,) = alice.mark_final("soon", "early").my_finals
+        assert marked.startswith("early@")
+        with pytest.raises(ArenaClientError) as denied:
+            olga.mark_final("soon", "early")
+        assert denied.value.code == "PERMISSION_DENIED"
+        with pytest.raises(ArenaClientError) as denied:
+            alice.cancel_tournament("soon")
+        assert denied.value.code == "PERMISSION_DENIED"
+        while datetime.now(UTC) < datetime.fromisoformat(deadline):
+            time.sleep(0.1)
+        for _ in range(2):
+            assert alice.tournament("soon").phase == "open"
+            with urllib.request.urlopen(f"{arena.http}/tournament/soon", timeout=30) as r:
+                assert "Submissions and final marks close in" in r.read().decode()
+            with urllib.request.urlopen(f"{arena.http}/api/tournaments/soon", timeout=30) as r:
+                assert json.loads(r.read())["phase"] == "open"
+        with pytest.raises(ArenaClientError) as late:
+            alice.mark_final("soon", "early", clear=True)
+        assert late.value.code == "FAILED_PRECONDITION" and "frozen" in late.value.message
+        with pytest.raises(ArenaClientError) as late:
+            alice.submit(write_bot(tmp_path / "late2"), game=GAME, name="late2",
+                         tournament="soon")  # fmt: skip
+        assert late.value.code == "FAILED_PRECONDITION"
+        assert [b.name for b in alice.bots(game=GAME)] == ["early"]
+        with Store.open(arena.store_url) as store:
+            registry = Registry(store)
+            now = datetime.now(UTC)
+            assert tournament.tick(registry, None, "soon", arena.store_url, now) == "frozen"
+        info = alice.tournament("soon")
+        assert info.phase == "frozen" and info.frozen_at
+        assert [ref.split("@")[0] for ref in info.field] == ["bot:early", "house:random"]
+        assert olga.cancel_tournament("soon").phase == "cancelled"

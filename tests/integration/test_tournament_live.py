@@ -52,7 +52,7 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
             with arena.client("olga") as olga, arena.client("alice") as alice:
                 deadline = (datetime.now(UTC) + timedelta(seconds=3)).isoformat()
                 settings = {
-                    "players": 3, "house": list(GRADED), "top_k": 3, "confidence": 0.99,
+                    "players": 3, "house": list(GRADED), "top_k": 3, "confidence": 0.95, "seed": 1,
                     "budget": 120, "batch_matches": 12, "resamples": 200,
                     "qualifying_rounds": 0,  # straight to the finals (qualifying: test_tournament)
                 }  # fmt: skip
@@ -66,17 +66,22 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
                 phases = [info.phase]
                 late = write_bot(tmp_path / "late")
                 refusal = None
+                live_page = ""
                 bound = time.monotonic() + 120
                 while phases[-1] not in ("done", "cancelled"):
                     assert time.monotonic() < bound, (phases, workers.logs()[-3000:])
                     now = alice.tournament("cup")
                     if now.phase != phases[-1]:
                         phases.append(now.phase)
+                    if now.phase == "finals" and now.batches and not live_page:
+                        with urllib.request.urlopen(f"{arena.http}/tournament/cup") as r:
+                            live_page = r.read().decode()
                     if now.phase != "open" and refusal is None:
                         with pytest.raises(ArenaClientError) as refusal:
                             alice.submit(late, game=GAME, name="late", tournament="cup")
                     time.sleep(0.2)
                 assert phases == ["open", "frozen", "finals", "done"]
+                assert "Standing so far" in live_page and "cup-f1" in live_page
                 assert refusal is not None and refusal.value.code == "FAILED_PRECONDITION"
                 assert "deadline" in refusal.value.message and "frozen" in refusal.value.message
                 assert alice.bots(game=GAME) == []  # the late submission stored nothing
@@ -85,7 +90,7 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
                 order = [s["entrant"] for s in report["standings"]]
                 assert order == [f"house:{b}" for b in reversed(GRADED)], report["standings"]
                 assert report["settled"] and json.loads(done.state_json)["stop"] == "confident"
-                assert all(s["p_next"] >= 0.99 for s in report["standings"][:-1])
+                assert all(s["p_next"] >= 0.95 for s in report["standings"][:-1])
                 seed = json.loads(done.settings_json)["seed"]
                 assert isinstance(seed, int)  # published once it is over
                 print(
