@@ -193,6 +193,39 @@ def _fill(store: Store) -> tuple[dict[str, Any], dict[str, str]]:
                 }
             ],
         )
+        # From revision 0006 on: a tournament done with its report, and a final mark.
+        conn.execute(
+            t.tournaments.insert(),
+            [
+                {
+                    "tournament_id": "cup",
+                    "organiser": "olga",
+                    "game": GAME,
+                    "spec": {"tournament_id": "cup", "game": GAME, "seed": 5},
+                    "phase": "done",
+                    "deadline": WHEN,
+                    "frozen_at": WHEN,
+                    "field": ["bot:alice@v2", "house:greedy"],
+                    "batches": 2,
+                    "state": {"stop": "confident", "matches": 6},
+                    "report": {"json": {"standings": []}, "csv": "place\n"},
+                    "created_at": WHEN,
+                    "updated_at": WHEN,
+                }
+            ],
+        )
+        conn.execute(
+            t.tournament_finals.insert(),
+            [
+                {
+                    "tournament_id": "cup",
+                    "bot": "alice",
+                    "version": "v2",
+                    "owner": "ann",
+                    "marked_at": WHEN,
+                }
+            ],
+        )
     return records, tokens
 
 
