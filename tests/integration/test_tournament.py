@@ -215,7 +215,7 @@ def test_the_commands_create_show_and_report_on_a_local_store(
 
 
 def test_reading_past_the_deadline_moves_nothing_only_the_driver_does(
-    arena: Arena, tmp_path: Path
+    arena: Arena, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A server with no queue runs no driver: its readers (gRPC, the JSON API, the page)
     see the tournament open past its deadline; one driver tick freezes it. Marks and
@@ -223,7 +223,10 @@ def test_reading_past_the_deadline_moves_nothing_only_the_driver_does(
     with arena.client("olga") as olga, arena.client("alice") as alice:
         alice.submit(write_bot(tmp_path / "early"), game=GAME, name="early")
         deadline = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
-        olga.create_tournament("soon", GAME, deadline, house=["random"], top_k=2)
+        server = ["--server", arena.address, "--token", arena.tokens["olga"]]
+        argv = ["tournament", "create", "soon", "--game", GAME, "--deadline", deadline]
+        assert main([*argv, "--house", "random", "--top-k", "2", *server]) == 0
+        assert capsys.readouterr().out.startswith(f"tournament soon ({GAME}, open): deadline")
         (marked,) = alice.mark_final("soon", "early").my_finals
         assert marked.startswith("early@")
         with pytest.raises(ArenaClientError) as denied:
@@ -254,5 +257,7 @@ def test_reading_past_the_deadline_moves_nothing_only_the_driver_does(
             assert tournament.tick(registry, None, "soon", arena.store_url, now) == "frozen"
         info = alice.tournament("soon")
         assert info.phase == "frozen" and info.frozen_at
+        assert main(["tournament", "status", "soon", *server]) == 0
+        assert "field (2): bot:early@" in capsys.readouterr().out
         assert [ref.split("@")[0] for ref in info.field] == ["bot:early", "house:random"]
         assert olga.cancel_tournament("soon").phase == "cancelled"

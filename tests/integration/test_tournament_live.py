@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from saloon.arena import tournament
+from saloon.arena.cli import main
 from saloon.arena.registry import Registry
 from saloon.arena.tournaments import Tournaments
 from saloon.sdk.client import ArenaClientError
@@ -42,7 +43,7 @@ def queue(redis_url: str) -> Iterator[SeasonQueue]:
 
 
 def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_truly(
-    redis_url: str, queue: SeasonQueue, tmp_path: Path
+    redis_url: str, queue: SeasonQueue, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with postgres_schema("cup") as url:
         arena = start_arena(url, redis_url, queue_name=queue.queue.name)
@@ -93,6 +94,11 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
                 assert all(s["p_next"] >= 0.95 for s in report["standings"][:-1])
                 seed = json.loads(done.settings_json)["seed"]
                 assert isinstance(seed, int)  # published once it is over
+                token = arena.tokens["alice"]
+                argv = ["tournament", "report", "cup", "--server", arena.address, "--token", token]
+                assert main(argv) == 0
+                text = capsys.readouterr().out
+                assert "final standings after" in text and "house:search-25" in text
                 print(
                     f"\ntournament of {len(GRADED)} graded bots: ordered truly after "
                     f"{done.finals_matches} finals matches in {done.batches} batch(es) "
