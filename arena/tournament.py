@@ -433,7 +433,14 @@ def tick(
     if row.phase is Phase.OPEN:
         if now < row.deadline:
             return "open"
-        return _freeze(registry, queue, row, request, store_url, now)
+        # The phase flips first: a mark is written only while the tournament's row says
+        # open (Tournaments.set_mark, the row locked), so none lands after the field below
+        # is read. Then the field is fixed (again by the next tick if this one dies here).
+        if not book.advance(tournament_id, Phase.OPEN, phase=Phase.FROZEN, frozen_at=now):
+            return "frozen"  # another driver flipped it first
+        row = book.get(tournament_id)
+    if row.phase is Phase.FROZEN and row.field is None:
+        return _freeze(registry, queue, row, request, store_url)
     if row.phase is Phase.FROZEN:
         qualifying = str(row.state.get("qualifying", ""))
         if qualifying and not _started_and_finished(store, queue, qualifying, store_url):
@@ -466,9 +473,10 @@ def _started_and_finished(
 
 def _freeze(
     registry: Registry, queue: SeasonQueue | None, row: TournamentRow,
-    request: TournamentRequest, store_url: str, now: datetime,
+    request: TournamentRequest, store_url: str,
 ) -> str:  # fmt: skip
-    """open -> frozen: fix the field, make (and start) the qualifying season."""
+    """Frozen, its field not fixed yet: fix the field, make (and start) the qualifying
+    season; or cancel a field too small to play."""
     store = registry.store
     book = Tournaments(store)
     entrants = frozen_field(registry, row)
@@ -476,8 +484,8 @@ def _freeze(
     smallest = min(request.table_sizes())
     if len(entrants) < max(2, smallest, seats if request.qualifying_rounds else 0):
         book.advance(
-            row.tournament_id, Phase.OPEN, phase=Phase.CANCELLED, frozen_at=now,
-            field=entrants, state={"reason": f"{len(entrants)} entrants at the deadline"},
+            row.tournament_id, Phase.FROZEN, phase=Phase.CANCELLED, field=entrants,
+            state={"reason": f"{len(entrants)} entrants at the deadline"},
         )  # fmt: skip
         log.warning("tournament %s: cancelled, %d entrants", row.tournament_id, len(entrants))
         return Phase.CANCELLED.value
@@ -488,8 +496,8 @@ def _freeze(
             season = _qualifying(row, request, entrants)
         except SeasonSpecError as exc:  # e.g. a field too large for that many rounds
             book.advance(
-                row.tournament_id, Phase.OPEN, phase=Phase.CANCELLED, frozen_at=now,
-                field=entrants, state={"reason": f"no qualifying season: {exc}"},
+                row.tournament_id, Phase.FROZEN, phase=Phase.CANCELLED, field=entrants,
+                state={"reason": f"no qualifying season: {exc}"},
             )  # fmt: skip
             log.warning("tournament %s: cancelled: %s", row.tournament_id, exc)
             return Phase.CANCELLED.value
@@ -501,11 +509,8 @@ def _freeze(
         )
         _own(registry, row, season.season_id)
         state["qualifying"] = season.season_id
-    if not book.advance(
-        row.tournament_id, Phase.OPEN, phase=Phase.FROZEN, frozen_at=now, field=entrants,
-        state=state,
-    ):  # fmt: skip
-        return "frozen"  # another driver froze it first (with the same field)
+    if not book.advance(row.tournament_id, Phase.FROZEN, field=entrants, state=state):
+        return "frozen"  # cancelled meanwhile
     log.info("tournament %s: field frozen, %d entrants", row.tournament_id, len(entrants))
     if season is not None and queue is not None:
         seasons.start(store, queue, season.season_id, store_url)

@@ -261,3 +261,23 @@ def test_reading_past_the_deadline_moves_nothing_only_the_driver_does(
         assert "field (2): bot:early@" in capsys.readouterr().out
         assert [ref.split("@")[0] for ref in info.field] == ["bot:early", "house:random"]
         assert olga.cancel_tournament("soon").phase == "cancelled"
+
+
+def test_the_phase_flips_before_the_field_is_read_so_no_mark_lands_after_it(
+    registry: Registry,
+) -> None:
+    """A mark sent just before the deadline and written after the driver flipped the phase
+    is refused (the mark checks the stored phase under the row's lock); a driver that died
+    between the flip and fixing the field leaves it to the next tick."""
+    store = registry.store
+    book = Tournaments(store)
+    tournament.create(registry, request(), "olga", T0)
+    add_version(store, "ace", "ann", "sha256:a1")
+    assert book.advance("cup", Phase.OPEN, phase=Phase.FROZEN, frozen_at=DEADLINE)  # died
+    with pytest.raises(FieldFrozen):
+        book.set_mark("cup", "ann", "ace", "sha256:a1", 1, DEADLINE - timedelta(seconds=1))
+    assert book.marks("cup") == []
+    assert tournament.tick(registry, None, "cup", "", DEADLINE + timedelta(1)) == "frozen"
+    row = book.get("cup")
+    assert row.field == ("bot:ace@sha256:a1", "house:random", "house:greedy")
+    assert row.frozen_at == DEADLINE and row.state["qualifying"] == "cup-q"
