@@ -142,6 +142,9 @@ class ArenaCollector(Collector):
         schedules = GaugeMetricFamily(
             "saloon_schedules_active", "Repeating season schedules (tournaments) active."
         )
+        tournaments = GaugeMetricFamily(
+            "saloon_tournaments", "Tournaments, by phase.", labels=["phase"]
+        )
         lag = GaugeMetricFamily(
             "saloon_board_lag_seconds",
             "Age of the oldest result a game's all-time board does not include yet.",
@@ -161,14 +164,17 @@ class ArenaCollector(Collector):
             matches.add_metric([status], n)
         ladders.add_metric([], state["ladders"])
         schedules.add_metric([], state["schedules"])
+        for phase, n in sorted(state["tournaments"].items()):
+            tournaments.add_metric([phase], n)
         for game, seconds in sorted(state["lag"].items()):
             lag.add_metric([game], seconds)
-        yield from (up, seasons, matches, ladders, schedules, lag)
+        yield from (up, seasons, matches, ladders, schedules, tournaments, lag)
 
     def read(self) -> dict[str, Any]:
         """The counts, and each game's board lag (after bringing its board up to date)."""
         import sqlalchemy as sa
 
+        from saloon.arena.tournaments import Phase
         from saloon.worker.store import schema as t
         from saloon.worker.store.rows import MatchStatus, SeasonStatus
 
@@ -191,12 +197,20 @@ class ArenaCollector(Collector):
             schedules = conn.execute(
                 sa.select(sa.func.count()).where(t.schedules.c.active.is_(True))
             ).scalar_one()
+            phases: dict[str, int] = dict(
+                conn.execute(
+                    sa.select(t.tournaments.c.phase, sa.func.count()).group_by(
+                        t.tournaments.c.phase
+                    )
+                ).all()
+            )
             games = conn.execute(sa.select(t.results.c.game).distinct()).scalars().all()
         return {
             "seasons": {s.value: int(by_status.get(s.value, 0)) for s in SeasonStatus},
             "matches": {s.value: int(running.get(s.value, 0)) for s in MatchStatus},
             "ladders": int(ladders),
             "schedules": int(schedules),
+            "tournaments": {p.value: int(phases.get(p.value, 0)) for p in Phase},
             "lag": {game: self.board_lag(game) for game in sorted(games)},
         }
 

@@ -243,6 +243,8 @@ def test_reading_past_the_deadline_moves_nothing_only_the_driver_does(
                 assert "Submissions and final marks close in" in r.read().decode()
             with urllib.request.urlopen(f"{arena.http}/api/tournaments/soon", timeout=30) as r:
                 assert json.loads(r.read())["phase"] == "open"
+        with urllib.request.urlopen(f"{arena.http}/metrics", timeout=30) as r:
+            assert 'saloon_tournaments{phase="open"} 1.0' in r.read().decode()
         with pytest.raises(ArenaClientError) as late:
             alice.mark_final("soon", "early", clear=True)
         assert late.value.code == "FAILED_PRECONDITION" and "frozen" in late.value.message
