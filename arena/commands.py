@@ -276,6 +276,9 @@ def _add_tournament(subparsers: Any) -> None:
     create.set_defaults(handler=cmd_tournament, op="create")
     status = tsub.add_parser("status", help="phase, deadline, field, finals progress")
     status.add_argument("tournament_id")
+    status.add_argument(
+        "--follow", action="store_true", help="a line at every change until it is over (server)"
+    )
     _add_target(status)
     status.set_defaults(handler=cmd_tournament, op="status")
     report = tsub.add_parser("report", help="the published report (text, --json, --csv)")
@@ -691,6 +694,10 @@ def cmd_tournament(args: argparse.Namespace, out: TextIO) -> int:
     with server_or_local(args.server, args.token, args.tls_ca) as client:
         if client is not None:
             data, csv = _tournament_on_server(client, args)
+            if getattr(args, "follow", False):
+                _print_tournament(data, out)
+                follow_tournament(client, args.tournament_id, out, _progress_line(data))
+                return 0
         else:
             data, csv = _tournament_here(args)
     if args.op == "report":
@@ -717,6 +724,29 @@ def _create_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _progress_line(data: dict[str, Any]) -> str:
+    """One line of a followed tournament: phase, batches, results, the season playing."""
+    season = data.get("season")
+    playing = f"; {season['season_id']} {season['done']}/{season['total']}" if season else ""
+    stop = f"; stopped: {data['stop']}" if data.get("stop") else ""
+    return (
+        f"tournament {data['tournament_id']}: {data['phase']}, {data['batches']} batch(es), "
+        f"{data['finals_matches']} finals match(es){playing}{stop}\n"
+    )
+
+
+def follow_tournament(client: ArenaClient, tournament_id: str, out: TextIO, shown: str) -> None:
+    """Print a line at each change of a tournament (from ``shown``, the line printed
+    already) until it is done or cancelled, across server restarts (:func:`reconnecting`)."""
+    last = shown
+    for info in reconnecting(client, lambda: client.watch_tournament(tournament_id)):
+        line = _progress_line(_info_dict(info))
+        if line != last:
+            last = line
+            out.write(line)
+            out.flush()
+
+
 def _tournament_on_server(client: ArenaClient, args: argparse.Namespace) -> tuple[Any, str]:
     """The operation on the server: (the tournament as a dict, its report's CSV)."""
     tid = args.tournament_id
@@ -728,8 +758,13 @@ def _tournament_on_server(client: ArenaClient, args: argparse.Namespace) -> tupl
         info = client.cancel_tournament(tid)
     else:
         info = client.tournament(tid)
+    return _info_dict(info), info.report_csv
+
+
+def _info_dict(info: Any) -> dict[str, Any]:
+    """A TournamentInfo as the dict the local store's status gives."""
     state = json.loads(info.state_json or "{}")
-    data = {
+    return {
         "tournament_id": info.tournament_id,
         "game": info.game,
         "organiser": info.organiser,
@@ -750,7 +785,6 @@ def _tournament_on_server(client: ArenaClient, args: argparse.Namespace) -> tupl
         "report": json.loads(info.report_json) if info.report_json else None,
         **state,
     }  # fmt: skip
-    return data, info.report_csv
 
 
 def _tournament_here(args: argparse.Namespace) -> tuple[Any, str]:

@@ -389,6 +389,21 @@ class ArenaService(pb_grpc.ArenaServicer):
         """A tournament now (read only: its phase moves in the server's driver)."""
         return self._tournament_info(request.tournament_id)
 
+    def WatchTournament(
+        self, request: pb.TournamentRef, context: Any
+    ) -> Iterator[pb.TournamentInfo]:
+        """The tournament now, then at every change, until it is done or cancelled."""
+        last = None
+        while context.is_active():
+            info = self._tournament_info(request.tournament_id)
+            key = info.SerializeToString()
+            if key != last:
+                last = key
+                yield info
+            if info.phase in ("done", "cancelled"):
+                return
+            self._watch_pause()
+
     def MarkFinal(self, request: pb.MarkFinalRequest, context: Any) -> Any:
         """A bot's owner: mark (or unmark) one of its versions final, before the deadline."""
         user = current_user()

@@ -362,6 +362,16 @@ class ArenaClient:
         ref = self.pb.TournamentRef(tournament_id=tournament_id)
         return self._call(self.stub.GetTournament, ref)
 
+    def watch_tournament(self, tournament_id: str) -> Iterator[Any]:
+        """TournamentInfo now and at each change, until it is done or cancelled (no
+        deadline)."""
+        ref = self.pb.TournamentRef(tournament_id=tournament_id)
+        stream = self._call(self.stub.WatchTournament, ref, follow=True)
+        try:
+            yield from stream
+        except self.grpc.RpcError as exc:
+            raise _error(exc) from None
+
     def mark_final(
         self, tournament_id: str, bot: str, version: str = "", clear: bool = False
     ) -> Any:

@@ -114,6 +114,11 @@ class ArenaStub:
                 request_serializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
                 response_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
                 _registered_method=True)
+        self.WatchTournament = channel.unary_stream(
+                '/saloon.v1.Arena/WatchTournament',
+                request_serializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
+                response_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
         self.MarkFinal = channel.unary_unary(
                 '/saloon.v1.Arena/MarkFinal',
                 request_serializer=saloon_dot_v1_dot_arena__pb2.MarkFinalRequest.SerializeToString,
@@ -247,6 +252,14 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchTournament(self, request, context):
+        """The same, one message now and one at every change (a phase, a batch, a result), until
+        it is done or cancelled.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def MarkFinal(self, request, context):
         """A bot's owner: mark one of its versions final for a tournament (or unmark it), before
         the deadline (FAILED_PRECONDITION after it).
@@ -342,6 +355,11 @@ def add_ArenaServicer_to_server(servicer, server):
             ),
             'GetTournament': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTournament,
+                    request_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.FromString,
+                    response_serializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'WatchTournament': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTournament,
                     request_deserializer=saloon_dot_v1_dot_arena__pb2.TournamentRef.FromString,
                     response_serializer=saloon_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
             ),
@@ -786,6 +804,33 @@ class Arena:
             request,
             target,
             '/saloon.v1.Arena/GetTournament',
+            saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
+            saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/saloon.v1.Arena/WatchTournament',
             saloon_dot_v1_dot_arena__pb2.TournamentRef.SerializeToString,
             saloon_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
             options,

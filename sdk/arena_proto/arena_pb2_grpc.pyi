@@ -93,6 +93,10 @@ class ArenaStub:
     """
     GetTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]
     """A tournament now: phase, deadline, field, finals progress, the report once done."""
+    WatchTournament: _grpc.UnaryStreamMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]
+    """The same, one message now and one at every change (a phase, a batch, a result), until
+    it is done or cancelled.
+    """
     MarkFinal: _grpc.UnaryUnaryMultiCallable[_arena_pb2.MarkFinalRequest, _arena_pb2.TournamentInfo]
     """A bot's owner: mark one of its versions final for a tournament (or unmark it), before
     the deadline (FAILED_PRECONDITION after it).
@@ -146,6 +150,10 @@ class ArenaAsyncStub(ArenaStub):
     """
     GetTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]  # type: ignore[assignment]
     """A tournament now: phase, deadline, field, finals progress, the report once done."""
+    WatchTournament: _aio.UnaryStreamMultiCallable[_arena_pb2.TournamentRef, _arena_pb2.TournamentInfo]  # type: ignore[assignment]
+    """The same, one message now and one at every change (a phase, a batch, a result), until
+    it is done or cancelled.
+    """
     MarkFinal: _aio.UnaryUnaryMultiCallable[_arena_pb2.MarkFinalRequest, _arena_pb2.TournamentInfo]  # type: ignore[assignment]
     """A bot's owner: mark one of its versions final for a tournament (or unmark it), before
     the deadline (FAILED_PRECONDITION after it).
@@ -292,6 +300,16 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.TournamentInfo, _abc.Awaitable[_arena_pb2.TournamentInfo]]:
         """A tournament now: phase, deadline, field, finals progress, the report once done."""
+
+    @_abc_1.abstractmethod
+    def WatchTournament(
+        self,
+        request: _arena_pb2.TournamentRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.TournamentInfo], _abc.AsyncIterator[_arena_pb2.TournamentInfo]]:
+        """The same, one message now and one at every change (a phase, a batch, a result), until
+        it is done or cancelled.
+        """
 
     @_abc_1.abstractmethod
     def MarkFinal(
