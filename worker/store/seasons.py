@@ -40,6 +40,34 @@ log = logging.getLogger(__name__)
 _TO_PLAY = (MatchStatus.PENDING, MatchStatus.QUEUED, MatchStatus.RUNNING)
 
 
+def _settle_statement() -> sa.Update:
+    """Store.settle_season's statement, built once (the hot path of every job's end)."""
+    se, sm = t.seasons, t.scheduled_matches
+    left = (
+        sa.select(sm.c.idx)
+        .where(sm.c.season_pk == se.c.id)
+        .where(sm.c.status.in_([s.value for s in _TO_PLAY]))
+        .order_by(sm.c.idx.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    failed = sa.exists().where(sm.c.season_pk == se.c.id, sm.c.status == MatchStatus.FAILED.value)
+    return (
+        se.update()
+        .where(se.c.season_id == sa.bindparam("b_season"))
+        .where(se.c.status.in_([SeasonStatus.CREATED.value, SeasonStatus.RUNNING.value]))
+        .where(left.is_(None))
+        .values(
+            status=sa.case((failed, SeasonStatus.FAILED.value), else_=SeasonStatus.DONE.value),
+            updated_at=sa.bindparam("b_at"),
+        )
+        .returning(se.c.status)
+    )
+
+
+_SETTLE = _settle_statement()
+
+
 class Seasons(StoreBase):
     """Seasons, their scheduled matches and the matches' statuses."""
 
@@ -182,31 +210,9 @@ class Seasons(StoreBase):
         two jobs finishing at once sees the other's result. The match left to play is
         looked for from the schedule's end (jobs run in schedule order: a season's last
         pending matches are at its end), one index probe while any is left."""
-        se, sm = t.seasons, t.scheduled_matches
-        left = (
-            sa.select(sm.c.idx)
-            .where(sm.c.season_pk == se.c.id)
-            .where(sm.c.status.in_([s.value for s in _TO_PLAY]))
-            .order_by(sm.c.idx.desc())
-            .limit(1)
-            .scalar_subquery()
-        )
-        failed = sa.exists().where(
-            sm.c.season_pk == se.c.id, sm.c.status == MatchStatus.FAILED.value
-        )
-        update = (
-            se.update()
-            .where(se.c.season_id == season_id)
-            .where(se.c.status.in_([SeasonStatus.CREATED.value, SeasonStatus.RUNNING.value]))
-            .where(left.is_(None))
-            .values(
-                status=sa.case((failed, SeasonStatus.FAILED.value), else_=SeasonStatus.DONE.value),
-                updated_at=_now(),
-            )
-            .returning(se.c.status)
-        )
+        values = {"b_season": season_id, "b_at": _now()}
         with self._one_statement("settle season") as conn:
-            status = conn.execute(update).scalar_one_or_none()
+            status = conn.execute(_SETTLE, values).scalar_one_or_none()
         if status is None:
             return None
         settled = SeasonStatus(status)
