@@ -283,3 +283,20 @@ def test_the_phase_flips_before_the_field_is_read_so_no_mark_lands_after_it(
     row = book.get("cup")
     assert row.field == ("bot:ace@sha256:a1", "house:random", "house:greedy")
     assert row.frozen_at == DEADLINE and row.state["qualifying"] == "cup-q"
+
+
+def test_a_request_round_trips_through_its_json_and_keeps_its_policy() -> None:
+    asked = request(
+        players=3, game="seas-of-strife-v1", options={},
+        finals=tournament.FinalsSettings(top_k=4, table_sizes=(3, 4), duplicate=False),
+        qualifying_rounds=0, finals_per_owner=3,
+    )  # fmt: skip
+    again = tournament.TournamentRequest.from_json(asked.to_json())
+    assert again == asked
+    policy = again.policy()
+    assert policy.table_sizes == (3, 4) and policy.top_k == 4 and not policy.duplicate
+    assert request().policy().table_sizes == (2,)  # western's two seats
+    with pytest.raises(SeasonSpecError, match="time zone"):
+        tournament.check_request(request(deadline=datetime(2030, 1, 1)))
+    with pytest.raises(SeasonSpecError, match="at most 40"):
+        tournament.check_request(request(tournament_id="x" * 41))
