@@ -81,6 +81,7 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
                 late = write_bot(tmp_path / "late")
                 refusal = None
                 live_page = ""
+                hidden: object = "never read"
                 bound = time.monotonic() + 120
                 while phases[-1] not in ("done", "cancelled"):
                     assert time.monotonic() < bound, (phases, workers.logs()[-3000:])
@@ -90,6 +91,8 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
                     if now.phase == "finals" and now.batches and not live_page:
                         with urllib.request.urlopen(f"{arena.http}/tournament/cup") as r:
                             live_page = r.read().decode()
+                        with urllib.request.urlopen(f"{arena.http}/api/seasons/cup-f1") as r:
+                            hidden = json.loads(r.read())["spec"]["seed"]
                     if now.phase != "open" and refusal is None:
                         with pytest.raises(ArenaClientError) as refusal:
                             alice.submit(late, game=GAME, name="late", tournament="cup")
@@ -111,6 +114,9 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
                 assert all(s["p_next"] >= 0.95 for s in report["standings"][:-1])
                 seed = json.loads(done.settings_json)["seed"]
                 assert isinstance(seed, int)  # published once it is over
+                assert hidden is None  # a finals batch's spec hid it while the finals ran
+                with urllib.request.urlopen(f"{arena.http}/api/seasons/cup-f1") as r:
+                    assert json.loads(r.read())["spec"]["seed"] == seed
                 token = arena.tokens["alice"]
                 argv = ["tournament", "report", "cup", "--server", arena.address, "--token", token]
                 assert main(argv) == 0
