@@ -24,6 +24,12 @@ ensure_python() {
 }
 
 setup() {
+  setup_venv
+  ensure_js_kit
+}
+
+# .venv with the project installed (editable, dev tools), from the lock.
+setup_venv() {
   if [ ! -x .venv/bin/python ]; then
     ensure_python
     log "creating .venv"
@@ -38,7 +44,6 @@ setup() {
       -c deploy/constraints.txt -e '.[dev]'
     touch "$stamp"
   fi
-  ensure_js_kit
 }
 
 # The Node.js kit's npm packages (kits/js/node_modules, from its package-lock.json), so that
@@ -56,6 +61,38 @@ ensure_js_kit() {
     return 0
   fi
   touch "$kit/node_modules"
+}
+
+# Every Debian package the test command may need and this machine lacks, in one apt-get run
+# (one `apt-get update`; the ensure_* functions below each install their own only when
+# this did not, e.g. not root). Run in the background while pip installs the project.
+ensure_host_packages() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 0
+  local want=() lean=()
+  command -v redis-server >/dev/null || want+=(redis-server)
+  command -v dockerd >/dev/null || want+=(docker.io)
+  command -v debootstrap >/dev/null || want+=(debootstrap)
+  command -v npm >/dev/null || want+=(npm)
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || want+=(chromium)
+  if ! command -v pg_ctl >/dev/null && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    mkdir -p /etc/postgresql-common
+    [ -e /etc/postgresql-common/createcluster.conf ] ||
+      echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
+    want+=(postgresql)
+  fi
+  command -v prometheus >/dev/null && command -v promtool >/dev/null || lean+=(prometheus)
+  [ ${#want[@]} -gt 0 ] || [ ${#lean[@]} -gt 0 ] || return 0
+  log "installing ${want[*]} ${lean[*]} with apt-get (one run)"
+  apt-get update -qq
+  if [ ${#want[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Options::=--force-confold \
+      "${want[@]}" >/dev/null
+  fi
+  if [ ${#lean[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
+  fi
+  # runsc is optional (the gVisor runtime): its absence must not stop anything.
+  command -v runsc >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runsc >/dev/null 2>&1 || true
 }
 
 # The machine may run Redis already (127.0.0.1:6379); start one only when none answers.
@@ -227,16 +264,30 @@ demo() {
 }
 
 run_tests() {
-  setup
+  mkdir -p .run
+  ensure_python
+  # The machine's packages (apt) and the project's (pip) download at the same time.
+  ensure_host_packages >.run/apt.log 2>&1 &
+  local apt_pid=$!
+  setup_venv
+  wait "$apt_pid" || { log "apt-get failed:"; tail -20 .run/apt.log >&2; exit 1; }
+  grep '^dev.sh:' .run/apt.log >&2 || true
+  ensure_js_kit
   ensure_redis
   ensure_docker
   ensure_base_image
-  ensure_platform_image
-  ensure_kit_images
-  ensure_js_kit
-  ensure_chromium
-  ensure_prometheus
-  ensure_postgres_server
+  # The platform image is built while the linters run; the runtime images of the other
+  # languages (minutes each on a fresh machine) while the suite runs: the tests that need
+  # them are marked kit_images, run last and wait for this build's exit status
+  # (tests/conftest.py, tests/services.py), their log in .run/kit-images.log.
+  ensure_platform_image >.run/platform-image.log 2>&1 &
+  local platform_pid=$!
+  rm -f .run/kit-images.rc
+  # Its own process group (setsid), ended by its id if the suite stops first.
+  setsid bash deploy/dev.sh kit-images "$PWD/.run/kit-images.rc" >.run/kit-images.log 2>&1 &
+  KITS_PID=$!
+  trap 'kill -- "-${KITS_PID:-0}" 2>/dev/null || true' EXIT
+  export SALOON_KIT_IMAGES_RC="$PWD/.run/kit-images.rc"
   log "ruff"
   .venv/bin/ruff check .
   .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --check .; exit 1; }
@@ -244,8 +295,17 @@ run_tests() {
   bash .ci/typecheck
   log "import layers (import-linter, contracts in pyproject.toml)"
   .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
-  log "pytest"
-  .venv/bin/python -m pytest "$@"
+  wait "$platform_pid" || { log "the platform image's build failed:"; tail -20 .run/platform-image.log >&2; exit 1; }
+  ensure_chromium
+  ensure_prometheus
+  ensure_postgres_server
+  log "pytest (the runtime images build meanwhile: .run/kit-images.log)"
+  local rc=0
+  .venv/bin/python -m pytest "$@" || rc=$?
+  if [ -f .run/kit-images.rc ] && [ "$(cat .run/kit-images.rc)" != 0 ]; then
+    log "the runtime images' build failed:"; tail -20 .run/kit-images.log >&2
+  fi
+  return "$rc"
 }
 
 # Workers on other hosts, rehearsed on this one: the integration test that does it, with
@@ -266,5 +326,7 @@ case "$cmd" in
   test) run_tests "$@" ;;
   setup) setup ;;
   rehearse) rehearse "$@" ;;
+  # Internal to `test`: build the missing runtime images, then write the exit status to $1.
+  kit-images) trap 'echo $? >"$1"' EXIT; ensure_kit_images ;;
   *) echo "usage: bash deploy/dev.sh demo|test|setup|rehearse" >&2; exit 2 ;;
 esac

@@ -6,6 +6,33 @@ import pytest
 
 from tests import services
 
+#: The order of the suite's folders: the CPU-bound checks first, then the integration tests
+#: (services, clocks); tests marked ``kit_images`` last of all (see below).
+_FOLDER_RANK = {"conformance": 0, "unit": 1, "integration": 2}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the tests that need the other languages' runtime images last.
+
+    ``deploy/dev.sh test`` builds those images (minutes each on a fresh machine) in the
+    background while the rest of the suite runs; each such test waits for the build
+    (:func:`tests.services.wait_for_kit_images`). The order is otherwise collection order,
+    folders ranked by :data:`_FOLDER_RANK`; a module's tests stay together.
+    """
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        parts = item.nodeid.split("/")
+        folder = parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
+        last = 1 if item.get_closest_marker("kit_images") else 0
+        return (last, _FOLDER_RANK.get(folder, 1))
+
+    items.sort(key=rank)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("kit_images"):
+        services.wait_for_kit_images()
+
 
 @pytest.fixture
 def redis_url() -> str:

@@ -187,3 +187,46 @@ def require(service: str) -> None:
     if in_ci():
         pytest.fail(f"CI=true and {reason}: this test must run in CI", pytrace=False)
     pytest.skip(f"SKIPPED, NEEDS {service.upper()}: {reason}")
+
+
+#: Set by ``deploy/dev.sh test``: the file where the background build of the runtime images
+#: of the other languages (kits/*) writes its exit status once done. Tests marked
+#: ``kit_images`` run last and wait for it (tests/conftest.py), so the suite's first
+#: minutes overlap those builds on a fresh machine.
+KIT_IMAGES_RC_ENV = "SALOON_KIT_IMAGES_RC"
+#: The longest a test waits for that build: a fresh Go, C++ and Java image each take minutes.
+KIT_IMAGES_WAIT_S = 1500.0
+
+
+def wait_for_kit_images(
+    rc_path: str | None = None, bound_s: float = KIT_IMAGES_WAIT_S, poll_s: float = 1.0
+) -> None:
+    """Wait (at most ``bound_s``) until the background build of the kit images is done.
+
+    Nothing to wait for when no build was started (the variable is unset, as when pytest is
+    run by hand). A build that failed, or did not end within the bound, fails the test under
+    CI=true and skips it loudly elsewhere, naming the build's log.
+    """
+    import time
+
+    path = rc_path if rc_path is not None else os.environ.get(KIT_IMAGES_RC_ENV)
+    if not path:
+        return
+    deadline = time.monotonic() + bound_s
+    while not os.path.exists(path):
+        if time.monotonic() >= deadline:
+            _kit_images_unusable(f"the runtime images' build did not end within {bound_s:.0f} s")
+            return
+        time.sleep(poll_s)
+    with open(path) as f:
+        status = f.read().strip()
+    if status != "0":
+        _kit_images_unusable(f"the runtime images' build failed (exit status {status})")
+
+
+def _kit_images_unusable(reason: str) -> None:
+    log = os.path.join(os.path.dirname(os.environ.get(KIT_IMAGES_RC_ENV, "")), "kit-images.log")
+    why = f"{reason}; see {log}"
+    if in_ci():
+        pytest.fail(f"CI=true and {why}", pytrace=False)
+    pytest.skip(f"SKIPPED, NEEDS THE RUNTIME IMAGES: {why}")

@@ -61,10 +61,17 @@ def runtime_image_or_skip(sandbox: DockerSandbox, language: Language) -> str:
 
 
 def build_leftovers(sandbox: DockerSandbox) -> list[str]:
-    """Build containers and sources images of any owner still in the engine."""
+    """Build containers and sources images of the sandbox's owner still in the engine
+    (another test's build running at the same time is not this one's leftover)."""
     client = sandbox.client
-    containers = client.api.containers(all=True, filters={"label": ["saloon.role=bot-build"]})
-    images = [t for i in client.images.list() for t in i.tags if t.startswith("saloon-bot-src:")]
+    labels = ["saloon.role=bot-build", f"saloon.owner={sandbox.owner}"]
+    containers = client.api.containers(all=True, filters={"label": labels})
+    images = [
+        t
+        for i in client.images.list(filters={"label": labels})
+        for t in i.tags
+        if t.startswith("saloon-bot-src:")
+    ]
     return [c["Id"] for c in containers] + images
 
 

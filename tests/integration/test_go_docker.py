@@ -28,6 +28,8 @@ from saloon.worker.sandbox.packages import load_package
 
 from .docker_fixtures import build_leftovers, runtime_image_or_skip, sandbox_fixture
 
+pytestmark = pytest.mark.kit_images  # runs last, after the runtime images' build
+
 HERE = Path(__file__).parent
 BOTS = HERE / "bots"
 HOSTILE = HERE / "hostile"
@@ -238,7 +240,9 @@ def test_a_hostile_go_build_is_contained_and_refused_with_nothing_left(
     )
     limits = BuildLimits(wall_s=6.0, pids=64, out_mb=8, tmp_mb=8, memory_mb=256)
     with pytest.raises(BuildFailed) as caught:
-        build_version(sandbox.client, load_package(BOTS / "go_last"), hostile, tag, limits)
+        build_version(
+            sandbox.client, load_package(BOTS / "go_last"), hostile, tag, limits, sandbox.owner
+        )
     assert said in str(caught.value)
     assert build_leftovers(sandbox) == []
     with pytest.raises(TimeoutError):  # nothing of the build reached the host

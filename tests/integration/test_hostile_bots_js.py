@@ -36,6 +36,8 @@ from .docker_fixtures import (
 )
 from .helpers import check_record
 
+pytestmark = pytest.mark.kit_images  # runs last, after the runtime images' build
+
 HOSTILE = Path(__file__).parent / "hostile"
 GAME = "seas-of-strife-v1"
 #: The clocks and limits of test_hostile_bots.py.

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from saloon.games import get_game
 from saloon.referee.record import MatchRecord
 from saloon.referee.replay import verify
@@ -23,6 +25,8 @@ from saloon.worker.sandbox.runtimes import runtime_for
 
 from .season_fixtures import Workers, pg_url, queue_name, workers
 from .test_arena_e2e import Server, _saloon, _token, server
+
+pytestmark = pytest.mark.kit_images  # runs last, after the runtime images' build
 
 __all__ = ["pg_url", "queue_name", "server", "workers"]
 

@@ -25,6 +25,8 @@ from saloon.worker.sandbox.runtimes import NODE_TS, RUNTIMES, BuildStep, Runtime
 
 from .docker_fixtures import build_leftovers, runtime_image_or_skip, sandbox_fixture
 
+pytestmark = pytest.mark.kit_images  # runs last, after the runtime images' build
+
 BOTS = Path(__file__).parent / "bots"
 GAMES = {"seas-of-strife-v1": 3, "seizure-v1": 3, "western-showdown-v1": 2}
 
@@ -143,7 +145,7 @@ def test_a_hostile_build_is_contained_and_refused_with_nothing_left(
     package = load_package(BOTS / "ts_last")
     limits = BuildLimits(wall_s=6.0, pids=64, out_mb=8, tmp_mb=8, memory_mb=256)
     with pytest.raises(BuildFailed) as caught:
-        build_version(sandbox.client, package, hostile, tag, limits)
+        build_version(sandbox.client, package, hostile, tag, limits, sandbox.owner)
     assert said in str(caught.value)
     assert build_leftovers(sandbox) == []
     with pytest.raises(TimeoutError):  # nothing of the build reached the host

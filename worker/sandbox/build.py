@@ -62,10 +62,17 @@ DEFAULT_BUILD_LIMITS = BuildLimits()
 
 
 def build_version(
-    client: Any, package: BotPackage, runtime: Runtime, base: str, limits: BuildLimits
+    client: Any,
+    package: BotPackage,
+    runtime: Runtime,
+    base: str,
+    limits: BuildLimits,
+    owner: str | None = None,
 ) -> bytes:
     """Build ``package`` in a locked-down container of ``base``: the tar of what it built.
 
+    ``owner`` (the sandbox's owner id) labels the build's container and sources image
+    (``saloon.owner``), as the sandbox labels its bots' containers.
     BuildFailed (a PackageError: the author's) when the build fails, overruns or floods;
     ImageBuildError when the platform could not run it.
     """
@@ -77,6 +84,8 @@ def build_version(
     base_image_id(client, base)  # BaseImageMissing now, never a pull attempt by the build
     tag = f"saloon-bot-src:{uuid.uuid4().hex[:16]}"
     labels = {LABEL: "1", "saloon.role": "bot-build"}
+    if owner is not None:
+        labels["saloon.owner"] = owner
     try:
         client.images.build(
             fileobj=io.BytesIO(build_context(package, base)),

@@ -231,7 +231,9 @@ class DockerSandbox(Sandbox):
             if tag is None:
                 built = None
                 if runtime.build is not None:
-                    built = build_version(self.client, package, runtime, base, self.build_limits)
+                    built = build_version(
+                        self.client, package, runtime, base, self.build_limits, self.owner
+                    )
                 tag = ensure_bot_image(self.client, package, base, built)
             with self._lock:
                 self._images[key] = tag
