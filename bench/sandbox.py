@@ -72,6 +72,11 @@ LANGUAGE_BOTS = {
         "bot.cpp",
         "#include <saloon/saloon.hpp>\n\nint saloon::act(const saloon::Decision&) { return 0; }\n",
     ),
+    "java": (
+        "Bot.java",
+        "public final class Bot implements saloon.Bot {\n"
+        "    public int act(saloon.Decision d) { return 0; }\n}\n",
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 """Runtimes and starter kits for bot languages other than Python: one folder per runtime.
 
-Each folder (``js/`` serves JavaScript and TypeScript, ``go/`` Go) holds the runtime
+Each folder (``js/`` serves JavaScript and TypeScript, ``go/`` Go, ``java/`` Java) holds the runtime
 library in its own language, the files its bot image is built from (``Dockerfile`` for a
 machine with a registry, ``build-offline.sh`` for one without), and the starter bots
 ``saloon new`` writes. ``schema/`` holds one JSON Schema per game: the wire JSON of its

@@ -4,9 +4,10 @@ Python: the bot uses the game's typed SDK view and plays a random legal action, 
 from ``MatchInfo.seed`` (so its matches replay); the test plays it, as the arena does (its
 own process over gRPC), against the game's house bots and checks it commits no fault.
 
-Other languages (``js``, ``ts``, ``go``, ``cpp``): the kit's starter bot for the game (a
-small heuristic, ``kits/<runtime>/starter/``), its ``saloon.toml``, and a test the author
-runs (``node --test``; ``sh test.sh`` for Go and C++) that runs ``saloon check-bot`` on it.
+Other languages (``js``, ``ts``, ``go``, ``cpp``, ``java``): the kit's starter bot for the
+game (a small heuristic, ``kits/<runtime>/starter/``), its ``saloon.toml``, and a test the
+author runs (``node --test``; ``sh test.sh`` for Go, C++ and Java) that runs ``saloon
+check-bot`` on it.
 """
 
 from __future__ import annotations
@@ -99,11 +100,13 @@ KIT_STARTERS: dict[Language, tuple[str, str]] = {
     Language.TYPESCRIPT: ("js", ".ts"),
     Language.GO: ("go", ".go"),
     Language.CPP: ("cpp", ".cpp"),
+    Language.JAVA: ("java", ".java"),
 }
 #: The test a kit starter comes with, by language (node's test runner's otherwise).
 KIT_TESTS: dict[Language, tuple[str, str, str]] = {
     Language.GO: ("test.sh", _SHELL_TEST, "sh"),
     Language.CPP: ("test.sh", _SHELL_TEST, "sh"),
+    Language.JAVA: ("test.sh", _SHELL_TEST, "sh"),
 }
 
 

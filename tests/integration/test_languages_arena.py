@@ -31,7 +31,12 @@ pytestmark = pytest.mark.kit_images  # runs last, after the runtime images' buil
 __all__ = ["pg_url", "queue_name", "server", "workers"]
 
 #: The languages whose runtimes ship, by `saloon new --lang`.
-LANGS = {"js": Language.JAVASCRIPT, "ts": Language.TYPESCRIPT, "cpp": Language.CPP}
+LANGS = {
+    "js": Language.JAVASCRIPT,
+    "ts": Language.TYPESCRIPT,
+    "cpp": Language.CPP,
+    "java": Language.JAVA,
+}
 GAMES = ("western-showdown-v1", "seas-of-strife-v1", "seizure-v1")
 SEASON_TIMEOUT_S = 400
 
@@ -71,6 +76,7 @@ def test_kit_bots_of_every_language_and_game_are_stored_and_play_a_clean_ladder_
     listing = _saloon("bots", "--store", pg_url)
     assert "(ats, seizure-v1, typescript)" in listing and "(ajs, seizure-v1, javascript)" in listing
     assert "(acpp, seizure-v1, cpp)" in listing
+    assert "(ajava, seizure-v1, java)" in listing
 
     with ArenaClient(server.address, olga, timeout_s=300) as organiser:
         for game in GAMES:

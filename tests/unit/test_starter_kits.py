@@ -54,6 +54,27 @@ def test_the_go_starter_declares_go_and_has_a_check_bot_script(tmp_path: Path, g
     assert f"sh {folder / 'test.sh'}" in next_steps(game, folder, "go")
 
 
+@pytest.mark.parametrize("game", sorted(game_ids()))
+def test_the_java_starter_declares_java_and_has_a_check_bot_script(
+    tmp_path: Path, game: str
+) -> None:
+    folder = tmp_path / "mybot"
+    written = {p.name for p in write_starter(game, folder, "java")}
+    manifest = detect_path(folder)
+    assert (manifest.language, manifest.entry, manifest.declared) == (
+        Language.JAVA,
+        "Bot.java",
+        True,
+    )
+    assert written == {"Bot.java", "saloon.toml", "test.sh"}
+    test = (folder / "test.sh").read_text()
+    assert f'saloon check-bot "$(dirname "$0")" --game {game}' in test
+    bot = (folder / "Bot.java").read_text()
+    assert "public final class Bot implements saloon.Bot" in bot
+    assert f"import saloon.games.{game.replace('-', '_')}.View;" in bot
+    assert f"sh {folder / 'test.sh'}" in next_steps(game, folder, "java")
+
+
 def test_python_stays_the_default(tmp_path: Path) -> None:
     written = write_starter("seizure-v1", tmp_path / "py")
     assert [p.name for p in written] == ["bot.py", "test_bot.py"]

@@ -56,6 +56,8 @@ JS_HOME = "/opt/saloon/js"
 GO_HOME = "/opt/saloon/go"
 #: Where the C++ runtime (headers, libsaloon.a, build script) lives in its image.
 CPP_HOME = "/opt/saloon/cpp"
+#: Where the Java runtime (saloon.jar, the JVM's options, the build script) lives in its image.
+JAVA_KIT = "/opt/saloon/java"
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,29 @@ def _cpp_build(package: BotPackage, out: str) -> list[str]:
     return ["sh", f"{CPP_HOME}/build.sh", out, folder]
 
 
+def _java_serve(package: BotPackage, socket: str) -> list[str]:
+    # kits/java/jvm.args: the JVM sized from the container's memory cap (a share of it for
+    # the heap), one that starts fast; the bot's class is the one its jar's manifest names.
+    jar = f"{BUILD_ROOT}/bot.jar"
+    return [
+        "java",
+        f"@{JAVA_KIT}/jvm.args",
+        "-cp",
+        f"{JAVA_KIT}/saloon.jar:{jar}",
+        "saloon.Main",
+        "--jar",
+        jar,
+        "--socket",
+        socket,
+    ]
+
+
+def _java_build(package: BotPackage, out: str) -> list[str]:
+    # kits/java/build.sh: javac of the package's .java files against the runtime's jar, then
+    # OUT/bot.jar with the entry's class as its Main-Class.
+    return ["sh", f"{JAVA_KIT}/build.sh", out, package.entry]
+
+
 PYTHON = Runtime((Language.PYTHON,), None, "saloon-bot-base", _python_serve)
 NODE = Runtime(
     (Language.JAVASCRIPT, Language.TYPESCRIPT),
@@ -167,6 +192,7 @@ NODE = Runtime(
 NODE_TS = Runtime((Language.TYPESCRIPT,), "js", "saloon-bot-js", _js_serve, BuildStep(_ts_build))
 GO = Runtime((Language.GO,), "go", "saloon-bot-go", _go_serve, BuildStep(_go_build))
 CPP = Runtime((Language.CPP,), "cpp", "saloon-bot-cpp", _cpp_serve, BuildStep(_cpp_build))
+JAVA = Runtime((Language.JAVA,), "java", "saloon-bot-java", _java_serve, BuildStep(_java_build))
 
 #: Every language's runtime (a language missing here is refused at submission).
 RUNTIMES: dict[Language, Runtime] = {
@@ -175,6 +201,7 @@ RUNTIMES: dict[Language, Runtime] = {
     Language.TYPESCRIPT: NODE_TS,
     Language.GO: GO,
     Language.CPP: CPP,
+    Language.JAVA: JAVA,
 }
 
 
