@@ -18,7 +18,7 @@ if ! docker image inspect "$rootfs_tag" >/dev/null 2>&1; then
   bash "$here/../../deploy/bot-image/build-offline.sh" >/dev/null
 fi
 mkdir -p "$work/ctx"
-cp -r "$here/src" "$here/build.sh" "$here/classpath" "$here/jvm.args" "$work/ctx/"
+cp -r "$here/src" "$here/build.sh" "$here/classpath" "$here/classes.lst" "$here/jvm.args" "$work/ctx/"
 # The steps after FROM are the Dockerfile's own (kept in step with it by a test).
 sed -n '/^# -- runtime --/,$p' "$here/Dockerfile" >"$work/body"
 { echo "FROM $rootfs_tag"; cat "$work/body"; } >"$work/ctx/Dockerfile"
