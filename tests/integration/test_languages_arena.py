@@ -41,7 +41,7 @@ GAMES = ("western-showdown-v1", "seas-of-strife-v1", "seizure-v1")
 SEASON_TIMEOUT_S = 400
 
 
-# Nine kit bots built (a Java or TypeScript build takes seconds of javac or tsc) and three
+# Twelve kit bots built (a C++, Java or TypeScript build takes seconds of its compiler) and three
 # seasons: past the suite's 300 s per test on a loaded 2-core machine.
 @pytest.mark.timeout(900)
 def test_kit_bots_of_every_language_and_game_are_stored_and_play_a_clean_ladder_season(
