@@ -26,6 +26,8 @@ from saloon.worker.sandbox.packages import load_package
 
 from .docker_fixtures import build_leftovers, runtime_image_or_skip, sandbox_fixture
 
+pytestmark = pytest.mark.kit_images  # runs last, after the runtime images' build
+
 BOTS = Path(__file__).parent / "bots"
 GAMES = {"seas-of-strife-v1": 3, "seizure-v1": 3, "western-showdown-v1": 2}
 
