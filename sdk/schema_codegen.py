@@ -499,7 +499,7 @@ def cpp_source(wire: GameWire) -> str:
         )
     out.append(
         "View view(const saloon::Decision& d) {\n"
-        f"  return View{{d, d.observation.get<{obs}>()}};\n}}\n\n"
+        f"  return View{{d, d.observation().get<{obs}>()}};\n}}\n\n"
         f"}}  // namespace saloon::games::{ns}\n"
     )
     return "".join(out)

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -301,11 +302,11 @@ struct Session {
     mark("decision " + std::to_string(r.index()));
     saloon::Decision d;
     d.kind = r.kind();
-    d.observation = saloon::json::parse(r.observation_json(), nullptr, false);
+    d.observation_json = r.observation_json();
     d.legal = saloon::json::parse(r.legal_json(), nullptr, false);
-    if (d.observation.is_discarded() || !d.legal.is_array()) {
+    if (!d.legal.is_array()) {
       return error(r.index(), saloon::v1::BotError::EXCEPTION,
-                   "the observation or the legal actions are not JSON");
+                   "the legal actions are not a JSON array");
     }
     d.index = static_cast<int>(r.index());
     d.match = match.get();
@@ -393,6 +394,15 @@ extern "C" [[noreturn]] void __cxa_throw(void* thrown, void* type, void (*destro
   throw_depth = ::backtrace(throw_frames, kMaxFrames);
   real(thrown, type, destroy);
   std::abort();  // never reached: the real __cxa_throw does not return
+}
+
+const saloon::json& saloon::Decision::observation() const {
+  if (!observation_) {
+    json parsed = json::parse(observation_json, nullptr, false);
+    if (parsed.is_discarded()) throw std::invalid_argument("the observation is not JSON");
+    observation_ = std::move(parsed);
+  }
+  return *observation_;
 }
 
 void saloon::Decision::note(const std::string& text) const {

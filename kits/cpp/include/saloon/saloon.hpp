@@ -63,8 +63,6 @@ struct Clock {
 struct Decision {
   // The game's decision kind, e.g. "PLAY_CARD".
   std::string kind;
-  // The seat's observation, a JSON object.
-  json observation;
   // The legal actions (a JSON array); act returns the index of one of them.
   json legal;
   // The match log index this decision becomes.
@@ -72,8 +70,17 @@ struct Decision {
   const Match* match = nullptr;
   Clock clock;
 
+  // The seat's observation, a JSON object, decoded on first use (a bot that does not read
+  // it does not pay for it); std::invalid_argument when it is not JSON.
+  const json& observation() const;
+  // The observation's JSON text as the referee sent it.
+  std::string observation_json;
+
   // Writes a line to the bot's stderr (kept with the match, marked by this decision).
   void note(const std::string& text) const;
+
+ private:
+  mutable std::optional<json> observation_;
 };
 
 // The bot: the index into d.legal of the action to play. Defined by the bot's author.

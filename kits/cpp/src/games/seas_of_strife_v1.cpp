@@ -50,7 +50,7 @@ std::vector<PlayCard> View::legal_play_card() const {
 }
 
 View view(const saloon::Decision& d) {
-  return View{d, d.observation.get<Observation>()};
+  return View{d, d.observation().get<Observation>()};
 }
 
 }  // namespace saloon::games::seas_of_strife_v1

@@ -404,7 +404,7 @@ std::vector<TradePartner> View::legal_trade_partner() const {
 }
 
 View view(const saloon::Decision& d) {
-  return View{d, d.observation.get<Observation>()};
+  return View{d, d.observation().get<Observation>()};
 }
 
 }  // namespace saloon::games::seizure_v1

@@ -235,7 +235,7 @@ std::vector<WallopSecond> View::legal_wallop_second() const {
 }
 
 View view(const saloon::Decision& d) {
-  return View{d, d.observation.get<Observation>()};
+  return View{d, d.observation().get<Observation>()};
 }
 
 }  // namespace saloon::games::western_showdown_v1
