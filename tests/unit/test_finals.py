@@ -172,3 +172,21 @@ def test_a_single_entrant_needs_no_finals() -> None:
     step = plan_batch(["solo"], [], FinalsPolicy(), seed=1, index=0)
     assert isinstance(step, Stop) and step.reason == "confident"
     assert step.ranking.order == ("solo",) and step.matches == 0
+
+
+def test_the_batch_goes_to_the_pair_whose_order_is_unsure() -> None:
+    names = entrants(6)
+    games = []
+    for i, a in enumerate(names):  # every pair decided 30-0 by the names' order ...
+        for b in names[i + 1 :]:
+            if (a, b) != ("e01", "e02"):
+                games += [(a, b, (0, 1))] * 30
+    games += [("e01", "e02", (0, 1)), ("e02", "e01", (0, 1))] * 2  # ... but this one: 2-2
+    results = [Placing(f"m{k:04d}", f"d{k}", (a, b), places)
+               for k, (a, b, places) in enumerate(games)]  # fmt: skip
+    policy = FinalsPolicy(top_k=4, batch_matches=40, duplicate=False)
+    batch = plan_batch(names, results, policy, seed=3, index=0)
+    assert isinstance(batch, Batch)
+    unsure = sum(1 for t in batch.tables if set(t.seats) == {"e01", "e02"})
+    assert unsure >= 30
+    assert "e05" not in batch.field  # out of contention for the top 4
