@@ -15,12 +15,14 @@ to the probability that its order is wrong (pairs already sure draw a tenth of t
 systematic sampling from the seed. A table of more than two seats fills up with the
 field's nearest neighbours of its pair. Table sizes go round the sizes the game allows,
 and a duplicate table is played in all its seat rotations on one deal (each seat
-position once per entrant).
+position once per entrant); a single table seats each entrant where it has sat least.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -118,7 +120,10 @@ def plan_batch(
         raise FinalsInputError(f"no table size of {policy.table_sizes} fits {len(field_)} entrants")
     rng = random.Random(derive_seed(seed, f"finals:batch:{index}"))
     contenders = contention(ranking, policy, max(sizes))
-    tables = _tables(ranking, contenders, policy, sizes, left, rng, index)
+    seat_counts = Counter(
+        (e, len(r.seats), position) for r in ordered for position, e in enumerate(r.seats)
+    )
+    tables = _tables(ranking, contenders, policy, sizes, left, rng, index, seat_counts)
     return Batch(index, tuple(tables), contenders, ranking)
 
 
@@ -168,6 +173,7 @@ def _tables(
     left: int,
     rng: random.Random,
     index: int,
+    seat_counts: Counter[tuple[str, int, int]],
 ) -> list[Table]:
     targets = _targets(ranking, field_, policy)
     total = sum(w for *_, w in targets)
@@ -198,6 +204,9 @@ def _tables(
         seats = [a, b, *_neighbours(a, b, k - 2, len(field_), rng)]
         rng.shuffle(seats)
         names = tuple(field_[s] for s in seats)
+        if not policy.duplicate:
+            names = _balanced(names, seat_counts)
+            seat_counts.update((e, k, position) for position, e in enumerate(names))
         deal = f"finals:{index}:{number}"
         rotations = [names[r:] + names[:r] for r in range(k)] if policy.duplicate else [names]
         room = left - len(tables)
@@ -213,3 +222,15 @@ def _neighbours(a: int, b: int, count: int, size: int, rng: random.Random) -> li
     others.sort(key=lambda p: (min(abs(p - a), abs(p - b)), p))
     pool = others[: max(count, NEIGHBOURHOOD * count)]
     return rng.sample(pool, count)
+
+
+def _balanced(
+    names: tuple[str, ...], seat_counts: Counter[tuple[str, int, int]]
+) -> tuple[str, ...]:
+    """The seat order that puts each entrant where it has sat least at tables of this
+    size (fewest past games in the chosen seats, summed); ties: the order given."""
+    k = len(names)
+    return min(
+        itertools.permutations(names),
+        key=lambda order: sum(seat_counts[(e, k, p)] for p, e in enumerate(order)),
+    )

@@ -190,3 +190,14 @@ def test_the_batch_goes_to_the_pair_whose_order_is_unsure() -> None:
     unsure = sum(1 for t in batch.tables if set(t.seats) == {"e01", "e02"})
     assert unsure >= 30
     assert "e05" not in batch.field  # out of contention for the top 4
+
+
+def test_a_single_table_seats_each_entrant_where_it_has_sat_least() -> None:
+    names = ["a", "b"]
+    # a has always sat first: the finals' next table puts it second
+    history = [Placing(f"m{i}", f"d{i}", ("a", "b"), (i % 2, 1 - i % 2)) for i in range(10)]
+    policy = FinalsPolicy(top_k=1, batch_matches=4, duplicate=False)
+    batch = plan_batch(names, history, policy, seed=1, index=0)
+    assert isinstance(batch, Batch)
+    firsts = [t.seats[0] for t in batch.tables]
+    assert firsts[0] == "b" and firsts.count("b") >= 3
