@@ -43,7 +43,7 @@ from saloon.games.errors import GameError
 from saloon.referee.errors import RefereeError
 from saloon.referee.seeds import derive_seed
 from saloon.sdk.botref import HOUSE_PREFIX, BotRef
-from saloon.worker.errors import RegistryError, SeasonSpecError, UnknownSeason
+from saloon.worker.errors import RegistryError, SeasonConflict, SeasonSpecError, UnknownSeason
 from saloon.worker.matches.spec import MatchSpec, check_season_id, match_id
 from saloon.worker.queue.season_queue import SeasonQueue
 from saloon.worker.sandbox import SandboxKind
@@ -538,6 +538,13 @@ def _next_batch(
 
     store = registry.store
     book = Tournaments(store)
+    number = row.batches + 1
+    season_id = batch_season_id(row.tournament_id, number)
+    if store.season(season_id) is not None:
+        # Made by a driver that died (or lost the race) before counting it: the plan was
+        # made from the results before it, which a late record (a match failed for good,
+        # then recorded) may have changed since. Never plan it again: take it as made.
+        return _adopt_batch(registry, queue, row, season_id, store_url)
     entrants = tuple(row.field or ())
     results, qualifying = placings(store, row)
     policy = request.policy()
@@ -568,8 +575,6 @@ def _next_batch(
             planned.reason, state["finals_matches"],
         )  # fmt: skip
         return Phase.DONE.value
-    number = row.batches + 1
-    season_id = batch_season_id(row.tournament_id, number)
     labels: list[str] = []
     specs: list[MatchSpec] = []
     options = dict(get_game(request.game).parse_options(request.options))
@@ -587,6 +592,8 @@ def _next_batch(
     if not specs:
         log.warning("tournament %s: batch %d has no table; waiting", row.tournament_id, number)
         return "playing"
+    ranking = planned.ranking
+    standing = {"order": list(ranking.order), "p_next": [float(p) for p in ranking.p_next]}
     seated = sorted({ref for s in specs for ref in s.seats})
     season = SeasonSpec(
         season_id=season_id, game=request.game, participants=tuple(seated),
@@ -599,16 +606,13 @@ def _next_batch(
         {
             **season.to_json(), "tournament": row.tournament_id, "stage": "finals",
             "batch": number, "deals": labels, "field": list(planned.field),
+            "standing": standing,
         },
         [ScheduledMatch(s.match_id, s.index, s.to_json()) for s in specs],
     )  # fmt: skip
     _own(registry, row, season_id)
-    ranking = planned.ranking
     state["field_now"] = list(planned.field)
-    state["standing"] = {
-        "order": list(ranking.order),
-        "p_next": [float(p) for p in ranking.p_next],
-    }
+    state["standing"] = standing
     if not book.advance(
         row.tournament_id, Phase.FINALS, expect_batches=row.batches, batches=number,
         state=state,
@@ -617,6 +621,45 @@ def _next_batch(
     if queue is not None:
         seasons.start(store, queue, season_id, store_url)
     log.info("tournament %s: batch %d made (%d matches)", row.tournament_id, number, len(specs))
+    return season_id
+
+
+def _adopt_batch(
+    registry: Registry, queue: SeasonQueue | None, row: TournamentRow, season_id: str,
+    store_url: str,
+) -> str:  # fmt: skip
+    """Count finals batch ``season_id``, found made but not counted, as it was made (its
+    stored field and standing), never planned again; SeasonConflict when that season is
+    not this tournament's batch."""
+    store = registry.store
+    season = store.season(season_id)
+    assert season is not None
+    number = row.batches + 1
+    spec = season.spec
+    if spec.get("tournament") != row.tournament_id or spec.get("batch") != number:
+        raise SeasonConflict(
+            f"tournament {row.tournament_id}: season {season_id} exists and is not its "
+            f"finals batch {number}"
+        )
+    results, qualifying = placings(store, row)
+    state = dict(row.state)
+    state["matches"] = len(results)
+    state["finals_matches"] = len(results) - qualifying
+    state["field_now"] = [str(x) for x in spec.get("field", [])]
+    if spec.get("standing") is not None:
+        state["standing"] = spec["standing"]
+    _own(registry, row, season_id)
+    if not Tournaments(store).advance(
+        row.tournament_id, Phase.FINALS, expect_batches=row.batches, batches=number,
+        state=state,
+    ):  # fmt: skip
+        return "playing"
+    log.warning(
+        "tournament %s: batch %d was made but not counted; counted as made, not planned again",
+        row.tournament_id, number,
+    )  # fmt: skip
+    if queue is not None:
+        seasons.start(store, queue, season_id, store_url)
     return season_id
 
 

@@ -19,10 +19,14 @@ from saloon.arena.cli import main
 from saloon.arena.errors import FieldFrozen, PermissionDenied
 from saloon.arena.registry import Registry
 from saloon.arena.tournaments import Phase, Tournaments
+from saloon.ratings.finals import Batch, plan_batch
 from saloon.sdk.client import ArenaClientError
 from saloon.worker.errors import RegistryError, SeasonSpecError
+from saloon.worker.matches.spec import MatchSpec
+from saloon.worker.queue.jobs import run_match
 from saloon.worker.sandbox import SandboxKind
 from saloon.worker.seasons import run as seasons
+from saloon.worker.store.rows import MatchStatus
 from saloon.worker.store.store import Store
 
 from .arena_fixtures import Arena, arena, write_bot
@@ -300,3 +304,56 @@ def test_a_request_round_trips_through_its_json_and_keeps_its_policy() -> None:
         tournament.check_request(request(deadline=datetime(2030, 1, 1)))
     with pytest.raises(SeasonSpecError, match="at most 40"):
         tournament.check_request(request(tournament_id="x" * 41))
+
+
+def test_a_batch_made_then_a_failed_match_recorded_is_counted_as_made_not_planned_again(
+    registry: Registry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A driver made finals batch 2 and died before counting it; then a batch-1 match that
+    had failed for good was recorded (a retry). Planning batch 2 again from the results now
+    gives other tables: it used to raise SeasonConflict on every tick. The batch is a pure
+    function of the results before it, so it is taken as made, once, and the finals go on."""
+    store = registry.store
+    # A budget of 6 by batches of 4: batch 2 has 6 - (finals results so far) tables.
+    finals = tournament.FinalsSettings(budget=6, batch_matches=4, top_k=2, confidence=0.99999)
+    tournament.create(registry, request(finals=finals), "olga", T0)
+    book = Tournaments(store)
+    after = DEADLINE + timedelta(seconds=1)
+    for _ in range(20):
+        if tournament.tick(registry, None, "cup", "", after) == "cup-f1":
+            break
+        for season_id in tournament.season_ids(book.get("cup")):
+            seasons.run_here(store, season_id)
+    first, *rest = [MatchSpec.from_json(m.spec) for m in store.scheduled("cup-f1")]
+    store.mark_match(first.match_id, MatchStatus.FAILED)  # failed for good
+    for spec in rest:
+        run_match(spec, store, worker="local")
+    store.settle_season("cup-f1")
+    counted = book.get("cup")
+    assert tournament.tick(registry, None, "cup", "", after) == "cup-f2"
+    made = store.season("cup-f2")
+    assert made is not None
+    # The driver that made it died before counting it: the row as it was before.
+    assert book.advance("cup", Phase.FINALS, expect_batches=2, batches=1, state=counted.state)
+    run_match(first, store, worker="local")  # the failed match, recorded late
+    assert first.match_id in {r.match_id for r in store.results(season_id="cup-f1")}
+    # Planned again now, batch 2 would be another batch (one table fewer).
+    results, qualifying = tournament.placings(store, book.get("cup"))
+    again = plan_batch(
+        ("house:random", "house:greedy"), results, request(finals=finals).policy(), 7, 1,
+        finals_from=qualifying,
+    )  # fmt: skip
+    assert isinstance(again, Batch) and len(again.tables) == len(store.scheduled("cup-f2")) - 1
+    with caplog.at_level("WARNING", logger="saloon.arena.tournament"):
+        assert tournament.tick(registry, None, "cup", "", after) == "cup-f2"
+        assert tournament.tick(registry, None, "cup", "", after) == "playing"
+        assert tournament.drive(registry, None, "", after) == {"cup": "playing"}
+    row = book.get("cup")
+    assert row.batches == 2 and row.state["field_now"] == made.spec["field"]
+    assert row.state["standing"] == made.spec["standing"]
+    stored = store.season("cup-f2")
+    assert stored is not None and stored.spec == made.spec  # not planned again
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("made but not counted" in m for m in said) == 1, said
+    assert not any("SeasonConflict" in m or "its tick" in m for m in said), said
+    assert play_out(registry, "cup", after)[-1] == "done"
