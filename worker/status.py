@@ -2,8 +2,9 @@
 
 Workers (alive or not, what each plays now: its job's season, match and game, for how
 long), the queues (jobs queued, running, waiting for a retry, failed), the running
-seasons and continuous ladders with their progress, and whether the store and Redis
-answer (and how fast). Read from Redis (RQ's public registries, the workers' alive keys)
+seasons and continuous ladders with their progress, the tournaments not over (phase,
+deadline, field size, finals matches so far), and whether the store and Redis answer (and
+how fast). Read from Redis (RQ's public registries, the workers' alive keys)
 and the store; every read is bounded (Redis: 2 s socket timeouts), and a service that does
 not answer is shown as down, never a traceback. ``--watch S`` redraws every S seconds.
 """
@@ -52,6 +53,24 @@ class SeasonInfo:
 
 
 @dataclass
+class TournamentInfo:
+    tournament_id: str
+    game: str
+    #: open, frozen, finals (saloon.arena.tournaments.Phase; the row's text as stored).
+    phase: str
+    deadline: datetime
+    #: Entrants of the frozen field (None while open: the field is not fixed yet).
+    field_size: int | None
+    #: Finals batches made and finals matches recorded so far (at the driver's last step).
+    batches: int
+    finals_matches: int
+
+
+#: Phases of a tournament that is over (not shown).
+_TOURNAMENT_OVER = ("done", "cancelled")
+
+
+@dataclass
 class Status:
     """What ``saloon status`` shows."""
 
@@ -65,6 +84,7 @@ class Status:
     queues: list[QueueInfo] = field(default_factory=list)
     seasons: list[SeasonInfo] = field(default_factory=list)
     ladders: list[tuple[str, str, int]] = field(default_factory=list)
+    tournaments: list[TournamentInfo] = field(default_factory=list)
 
 
 def _redacted(url: str) -> str:
@@ -149,7 +169,7 @@ def read_redis(status: Status, redis_url: str, queue_names: list[str]) -> None:
 
 
 def read_store(status: Status, store: Store) -> None:
-    """The running seasons and ladders (the store down: the error noted)."""
+    """The running seasons, ladders and tournaments (the store down: the error noted)."""
     import sqlalchemy as sa
 
     from saloon.worker.store import schema as t
@@ -183,6 +203,28 @@ def read_store(status: Status, store: Store) -> None:
                 .order_by(ladders.c.ladder_id)
             ).all()
         status.ladders = [(str(r[0]), str(dict(r[1]).get("game", "?")), int(r[2])) for r in rows]
+        cups = t.tournaments
+        with store.read("status tournaments") as conn:
+            found = conn.execute(
+                sa.select(
+                    cups.c.tournament_id, cups.c.game, cups.c.phase, cups.c.deadline,
+                    cups.c.field, cups.c.batches, cups.c.state,
+                )
+                .where(cups.c.phase.not_in(_TOURNAMENT_OVER))
+                .order_by(cups.c.deadline, cups.c.tournament_id)
+            ).all()  # fmt: skip
+        status.tournaments = [
+            TournamentInfo(
+                str(r.tournament_id),
+                str(r.game),
+                str(r.phase),
+                r.deadline if r.deadline.tzinfo else r.deadline.replace(tzinfo=UTC),
+                None if r.field is None else len(r.field),
+                int(r.batches),
+                int(dict(r.state or {}).get("finals_matches", 0)),
+            )
+            for r in found
+        ]
     except Exception as exc:
         status.store_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
@@ -216,7 +258,7 @@ def _duration(seconds: float | None) -> str:
 
 
 def render(status: Status) -> RenderableType:
-    """The screen: services, workers, queues, seasons and ladders."""
+    """The screen: services, workers, queues, seasons, ladders and tournaments."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -285,4 +327,17 @@ def render(status: Status) -> RenderableType:
         ladders.add_row(shown(ladder_id), game, str(batches))
     if not status.ladders:
         ladders.add_row("-", "", "")
-    return Group(services, workers, queues, seasons, ladders)
+
+    cups = Table(title="tournaments", title_justify="left", expand=True)
+    for column in ("tournament", "game", "phase", "deadline", "field", "finals matches"):
+        cups.add_column(column)
+    for c in status.tournaments:
+        cups.add_row(
+            shown(c.tournament_id), c.game, c.phase,
+            c.deadline.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "-" if c.field_size is None else str(c.field_size),
+            f"{c.finals_matches} ({c.batches} batches)" if c.batches else str(c.finals_matches),
+        )  # fmt: skip
+    if not status.tournaments:
+        cups.add_row("-", "", "", "", "", "")
+    return Group(services, workers, queues, seasons, ladders, cups)

@@ -83,3 +83,45 @@ def test_status_says_redis_is_down_and_still_shows_the_store(tmp_path: Path) -> 
     text = out.getvalue()
     assert "DOWN" in text and "secret" not in text and "***" in text
     assert "up (" in text  # the store
+
+
+def test_status_lists_the_tournaments_not_over_with_phase_deadline_field_and_finals(
+    tmp_path: Path,
+) -> None:
+    import contextlib
+    from datetime import UTC, datetime, timedelta
+
+    from saloon.arena import tournament
+    from saloon.arena.registry import Registry
+    from saloon.arena.tournaments import Phase, Tournaments
+    from saloon.worker.sandbox import SandboxKind
+
+    db = tmp_path / "t.db"
+    t0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+    with Store.open(str(db)) as store:
+        registry = Registry(store)
+        for cup, hours in (("open-cup", 48), ("final-cup", 1), ("old-cup", 2)):
+            request = tournament.TournamentRequest(
+                tournament_id=cup, game="western-showdown-v1",
+                deadline=t0 + timedelta(hours=hours), house=("random", "greedy"),
+                sandbox=SandboxKind.PROCESS,
+            )  # fmt: skip
+            tournament.create(registry, request, "olga", t0)
+        book = Tournaments(store)
+        field = ["house:random", "house:greedy", "house:search"]
+        assert book.advance("final-cup", Phase.OPEN, phase=Phase.FINALS, field=field, batches=3)
+        assert book.advance("final-cup", Phase.FINALS, state={"finals_matches": 17})
+        assert book.advance("old-cup", Phase.OPEN, phase=Phase.DONE, field=field)
+    status = gather(str(db), "redis://127.0.0.1:1/0", ["saloon"])
+    assert [(c.tournament_id, c.phase, c.field_size, c.batches, c.finals_matches)
+            for c in status.tournaments] == [
+        ("final-cup", "finals", 3, 3, 17), ("open-cup", "open", None, 0, 0),
+    ]  # fmt: skip
+    assert status.tournaments[0].deadline == t0 + timedelta(hours=1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["status", "--store", str(db), "--redis", "redis://127.0.0.1:1/0"]) == 0
+    text = out.getvalue()
+    assert "tournaments" in text and "old-cup" not in text, text
+    for part in ("final-cup", "finals", "2030-01-01 13:00:00 UTC", "17 (3 batches)", "open-cup"):
+        assert part in text, text
