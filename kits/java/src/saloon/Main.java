@@ -28,8 +28,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.CodeSource;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.jar.JarFile;
 
 /**
@@ -343,13 +341,9 @@ public final class Main {
         System.setOut(marked);
         System.setErr(marked);
 
-        // One event loop for the server and the bridge; act runs on its own thread, so the
-        // transport stays live while the bot thinks.
-        ExecutorService acts = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "saloon-act");
-            t.setDaemon(true);
-            return t;
-        });
+        // One event loop thread for the server and the bridge, and act runs on it (gRPC's
+        // direct executor): a decision crosses two threads (the socket's reader, the loop),
+        // not four. One stream is served at a time, as the Python runtime serves it.
         DefaultEventLoopGroup loop = new DefaultEventLoopGroup(1);
         NettyServerBuilder builder;
         LocalAddress local = new LocalAddress("saloon-bot");
@@ -363,7 +357,7 @@ public final class Main {
         }
         Server server = builder
                 .maxInboundMessageSize(MAX_REFEREE_MESSAGE_BYTES)
-                .executor(acts)
+                .directExecutor()
                 .addService(service(bot, name))
                 .build();
         Bridge bridge = null;
