@@ -80,6 +80,37 @@ def test_stored_versions_unpack_once_into_the_cache(registry: Registry, tmp_path
             parse_ref(bad)
 
 
+def test_the_same_files_stored_on_two_runtimes_unpack_apart_each_pinned_to_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the unpack cache was keyed by the files alone, so a version whose files
+    an earlier version (another store, or before a runtime's upgrade) already had was
+    served pinned to that version's runtime (test_languages_arena met a deleted one)."""
+    from saloon.worker.sandbox.runtimes import pinned_runtime
+
+    package = load_package(_bot_file(tmp_path, "solo.py"))
+    paths = {}
+    for runtime in ("saloon-bot-base:0.1.0-aaaaaaaaaaaa", "saloon-bot-base:0.1.0-bbbbbbbbbbbb"):
+        # The arena's runtime upgraded between the two stores' submissions.
+        monkeypatch.setattr(
+            "saloon.arena.registry.runtime_for", lambda _lang, tag=runtime: _Runtime(tag)
+        )
+        registry = Registry(Store.open(tmp_path / f"{runtime[-4:]}.db"))
+        registry.accept("alice", "solo", "seizure-v1", package, {})
+        path = registry.unpacked(f"bot:solo@{package.version}", tmp_path / "cache")
+        assert pinned_runtime(path) == runtime
+        paths[runtime] = path
+    assert len(set(paths.values())) == 2
+
+
+class _Runtime:
+    def __init__(self, tag: str) -> None:
+        self._tag = tag
+
+    def tag(self) -> str:
+        return self._tag
+
+
 def _bot_file(tmp: Path, name: str) -> Path:
     path = tmp / name
     path.write_text("print('hi')\n")

@@ -145,7 +145,11 @@ class StoredBots:
         stored = self.stored_version(ref)
         meta = stored.version.meta
         digest = str(meta["package"])
-        folder = root / digest
+        runtime = str(meta.get("runtime") or "")
+        # The same files stored as two versions built on two runtimes (in two stores, or
+        # sent again after a runtime's upgrade) are two folders: each pins its own runtime.
+        pin = hashlib.sha256(runtime.encode()).hexdigest()[:12] if runtime else ""
+        folder = root / (f"{digest}-{pin}" if pin else digest)
         if not folder.is_dir():
             data = self.package_bytes(digest)
             package = unpack(data, str(meta["entry"]), bool(meta["is_folder"]))
@@ -154,8 +158,8 @@ class StoredBots:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
             fresh = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
             package.write(fresh)
-            if meta.get("runtime"):
-                (fresh / PINNED_RUNTIME).write_text(str(meta["runtime"]), encoding="utf-8")
+            if runtime:
+                (fresh / PINNED_RUNTIME).write_text(runtime, encoding="utf-8")
             try:
                 fresh.rename(folder)  # atomic: another job may have unpacked it meanwhile
             except OSError:
