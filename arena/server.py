@@ -266,5 +266,8 @@ class ArenaServer:
             self._keeper.join(10)
         if self._driver is not None:
             self._driver.join(10)
+        # A report still computing is left to the next server (the tournament stays
+        # reporting): waited for a little only, never holding the stop.
+        tournament.REPORTS.join(5)
         self.sandbox.close()
         self.store.close()

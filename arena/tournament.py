@@ -11,7 +11,8 @@ has passed, one season per step, each owned by ``tournament:<id>``:
   from every result so far (qualifying included). A batch is made only when the one
   before it has finished, so the finals are the same whatever the number of workers.
 
-Phases: ``open`` -> ``frozen`` -> ``finals`` -> ``done`` (or ``cancelled``). Only
+Phases: ``open`` -> ``frozen`` -> ``finals`` -> ``reporting`` -> ``done`` (or
+``cancelled``); the report is computed by a thread of its own (:class:`ReportThreads`). Only
 :func:`tick` changes a phase, and only the server's driver thread calls it (with the time
 now, for the deadline check alone: the field frozen at the deadline is read from the
 store, versions and marks stamped before it; the time the deadline was found crossed is
@@ -410,6 +411,97 @@ def recompute_report(store: Store, row: TournamentRow, seed: int | None = None) 
     )  # fmt: skip
 
 
+# -- the report, off the driver's thread ---------------------------------------------------
+
+
+def stored_report(report: Any) -> dict[str, Any]:
+    """A report (saloon.ratings.finals.Report) as a tournament's row stores it: its JSON
+    and both CSVs, so that reading it never recomputes it."""
+    return {
+        "json": report.to_json(),
+        "csv": report.to_csv(),
+        "crosstable_csv": report.to_csv("crosstable"),
+    }
+
+
+class ReportThreads:
+    """The reports of tournaments whose finals stopped, each computed by a thread of its
+    own (``saloon-report-<id>``), one per tournament in this process, so the driver's
+    thread (every ladder's tick) never waits for one. The thread stores the report and
+    moves the tournament reporting -> done (a compare-and-set: of two servers, one
+    stores it; a cancel meanwhile wins). A thread that fails or a server that stops
+    leaves the tournament reporting: the driver's next tick starts it again. Its bound is
+    the report's own (docs/finals.md: 100,000 results in under a minute); the driver's
+    wait for it is none, and the server's stop waits for it ``join``'s timeout."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._threads: dict[str, Any] = {}
+        self._failures: dict[str, RepeatedFailure] = {}
+        #: The computation, the tournament's report from its seed and records
+        #: (recompute_report); a test may slow it down to watch the driver go on.
+        self.compute: Any = recompute_report
+
+    def ensure(self, store: Store, tournament_id: str) -> bool:
+        """Start the tournament's report thread unless one runs: True when started."""
+        import threading
+
+        with self._lock:
+            running = self._threads.get(tournament_id)
+            if running is not None and running.is_alive():
+                return False
+            thread = threading.Thread(
+                target=self._run, args=(store, tournament_id),
+                name=f"saloon-report-{tournament_id}", daemon=True,
+            )  # fmt: skip
+            self._threads[tournament_id] = thread
+            self._failures.setdefault(
+                tournament_id, RepeatedFailure(log, f"tournament {tournament_id}: its report")
+            )
+        thread.start()
+        return True
+
+    def _run(self, store: Store, tournament_id: str) -> None:
+        failures = self._failures[tournament_id]
+        try:
+            book = Tournaments(store)
+            row = book.get(tournament_id)
+            if row.phase is not Phase.REPORTING:
+                return
+            stored = stored_report(self.compute(store, row))
+            if book.advance(tournament_id, Phase.REPORTING, phase=Phase.DONE, report=stored):
+                log.info(
+                    "tournament %s: done (%s) after %d finals matches", tournament_id,
+                    row.state.get("stop"), int(row.state.get("finals_matches", 0)),
+                )  # fmt: skip
+            failures.succeeded()
+        except Exception:  # the store away, say: the driver's next tick starts it again
+            failures.failed()
+
+    def running(self) -> list[str]:
+        """The tournaments whose report a thread computes now."""
+        with self._lock:
+            return sorted(k for k, t in self._threads.items() if t.is_alive())
+
+    def join(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds in all for the running threads: True when
+        none runs any more."""
+        import time
+
+        end = time.monotonic() + timeout
+        with self._lock:
+            threads = list(self._threads.values())
+        for thread in threads:
+            thread.join(max(0.0, end - time.monotonic()))
+        return not any(t.is_alive() for t in threads)
+
+
+#: The server's report threads (tick and drive start them).
+REPORTS = ReportThreads()
+
+
 # -- the driver --------------------------------------------------------------------------
 
 
@@ -423,12 +515,17 @@ def tick(
 ) -> str:  # fmt: skip
     """One step of a tournament's driver: what it did or waits for (``open``,
     ``frozen``, ``qualifying``, ``playing``, ``done``, ``cancelled`` or the season it
-    made). ``now`` is read for the deadline alone. Safe to call from several processes."""
+    made; ``reporting`` while a thread of its own computes the report, see
+    :class:`ReportThreads`). ``now`` is read for the deadline alone. Safe to call from
+    several processes."""
     store = registry.store
     book = Tournaments(store)
     row = book.get(tournament_id)
     if row.phase.over:
         return row.phase.value
+    if row.phase is Phase.REPORTING:
+        REPORTS.ensure(store, tournament_id)
+        return Phase.REPORTING.value
     request = request_of(row)
     if row.phase is Phase.OPEN:
         if now < row.deadline:
@@ -534,7 +631,7 @@ def _next_batch(
 ) -> str:  # fmt: skip
     """Plan finals batch ``row.batches + 1`` from every result so far: make and start
     its season, or, when the finals stop, publish the report (finals -> done)."""
-    from saloon.ratings.finals import Stop, build_report, plan_batch
+    from saloon.ratings.finals import Stop, plan_batch
 
     store = registry.store
     book = Tournaments(store)
@@ -555,26 +652,20 @@ def _next_batch(
     state["matches"] = len(results)
     state["finals_matches"] = len(results) - qualifying
     if isinstance(planned, Stop):
-        report = build_report(
-            entrants, results, policy, request.seed, finals_from=qualifying,
-            resamples=request.resamples,
-        )  # fmt: skip
+        # The report (up to a minute at 100,000 results) is computed by a thread of its
+        # own (REPORTS), never on this one, which drives every ladder too.
         state["stop"] = planned.reason
-        stored = {
-            "json": report.to_json(),
-            "csv": report.to_csv(),
-            "crosstable_csv": report.to_csv("crosstable"),
-        }
         if not book.advance(
-            row.tournament_id, Phase.FINALS, expect_batches=row.batches, phase=Phase.DONE,
-            state=state, report=stored,
+            row.tournament_id, Phase.FINALS, expect_batches=row.batches,
+            phase=Phase.REPORTING, state=state,
         ):  # fmt: skip
             return "playing"
         log.info(
-            "tournament %s: done (%s) after %d finals matches", row.tournament_id,
-            planned.reason, state["finals_matches"],
+            "tournament %s: finals stopped (%s) after %d finals matches; reporting",
+            row.tournament_id, planned.reason, state["finals_matches"],
         )  # fmt: skip
-        return Phase.DONE.value
+        REPORTS.ensure(registry.store, row.tournament_id)
+        return Phase.REPORTING.value
     labels: list[str] = []
     specs: list[MatchSpec] = []
     options = dict(get_game(request.game).parse_options(request.options))
@@ -746,7 +837,7 @@ def drive(
 ) -> dict[str, str]:
     """One tick of every tournament not over (the server's driver thread calls it)."""
     done = {}
-    live = (Phase.OPEN, Phase.FROZEN, Phase.FINALS)
+    live = (Phase.OPEN, Phase.FROZEN, Phase.FINALS, Phase.REPORTING)
     for row in Tournaments(registry.store).all(live):
         failures = _failures.get(row.tournament_id)
         if failures is None:

@@ -22,7 +22,7 @@ from saloon.worker.store.store import Store
 
 
 class Phase(StrEnum):
-    """Where a tournament is: open -> frozen -> finals -> done (or cancelled)."""
+    """Where a tournament is: open -> frozen -> finals -> reporting -> done (or cancelled)."""
 
     #: Taking submissions and final marks until the deadline.
     OPEN = "open"
@@ -30,7 +30,9 @@ class Phase(StrEnum):
     FROZEN = "frozen"
     #: Finals batches, each chosen from the results so far.
     FINALS = "finals"
-    #: The finals stopped; the report is published (and the seed).
+    #: The finals stopped; the report is being computed, off the driver's thread.
+    REPORTING = "reporting"
+    #: The report is stored and published (and the seed).
     DONE = "done"
     CANCELLED = "cancelled"
 

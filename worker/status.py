@@ -56,7 +56,7 @@ class SeasonInfo:
 class TournamentInfo:
     tournament_id: str
     game: str
-    #: open, frozen, finals (saloon.arena.tournaments.Phase; the row's text as stored).
+    #: open, frozen, finals or reporting (saloon.arena.tournaments.Phase, as stored).
     phase: str
     deadline: datetime
     #: Entrants of the frozen field (None while open: the field is not fixed yet).

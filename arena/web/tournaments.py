@@ -27,7 +27,7 @@ from saloon.arena.web.views import bot_href
 from saloon.referee.shown import shown
 from saloon.sdk.botref import STORED, parse_entry
 
-PHASES = ("open", "frozen", "finals", "done")
+PHASES = ("open", "frozen", "finals", "reporting", "done")
 
 
 def tournament_href(tournament_id: str) -> str:

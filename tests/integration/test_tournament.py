@@ -136,6 +136,9 @@ def play_out(registry: Registry, tournament_id: str, now: datetime) -> list[str]
         said.append(step)
         if step in ("done", "cancelled"):
             return said
+        if step == "reporting":  # the report's own thread stores it: wait for it, bounded
+            assert tournament.REPORTS.join(60)
+            continue
         row = Tournaments(registry.store).get(tournament_id)
         for season_id in tournament.season_ids(row):
             if not seasons.progress(registry.store, season_id).finished:
@@ -357,3 +360,58 @@ def test_a_batch_made_then_a_failed_match_recorded_is_counted_as_made_not_planne
     assert sum("made but not counted" in m for m in said) == 1, said
     assert not any("SeasonConflict" in m or "its tick" in m for m in said), said
     assert play_out(registry, "cup", after)[-1] == "done"
+
+
+def test_a_ladder_tick_runs_while_a_long_report_computes(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finals stop: the report (up to a minute at 100,000 results) is computed by a
+    thread of its own, the tournament reporting until it is stored; the driver's ticks
+    (every ladder's and tournament's) go on meanwhile. The report here is held until the
+    ladder has made its next batch, then stored, the same as computed again."""
+    import threading
+
+    from saloon.arena import continuous
+
+    store = registry.store
+    ladder = continuous.ContinuousRequest(
+        ladder_id="lad", game=GAME, house=("random", "greedy"), sandbox=SandboxKind.PROCESS
+    )
+    continuous.start(registry, None, ladder, "olga", "")
+    tournament.create(registry, request(), "olga", T0)
+    entered, release = threading.Event(), threading.Event()
+    real = tournament.REPORTS.compute
+
+    def long_report(store: Store, row: object) -> object:
+        entered.set()
+        assert release.wait(60)
+        return real(store, row)
+
+    monkeypatch.setattr(tournament.REPORTS, "compute", long_report)
+    after = DEADLINE + timedelta(seconds=1)
+    book = Tournaments(store)
+    for _ in range(50):
+        if tournament.tick(registry, None, "cup", "", after) == "reporting":
+            break
+        for season_id in tournament.season_ids(book.get("cup")):
+            seasons.run_here(store, season_id)
+    assert entered.wait(10) and book.get("cup").phase is Phase.REPORTING
+    try:
+        # The driver's tick while the report computes: the tournament says reporting
+        # (one thread for it, not one a tick), and the ladder plays on: batch 2 is made.
+        started = time.monotonic()
+        assert tournament.drive(registry, None, "", after) == {"cup": "reporting"}
+        assert continuous.drive(registry, None, "") == {"lad": "playing"}
+        seasons.run_here(store, "lad-b1")
+        assert continuous.drive(registry, None, "") == {"lad": "lad-b2"}
+        assert tournament.drive(registry, None, "", after) == {"cup": "reporting"}
+        assert time.monotonic() - started < 30  # never waited for the report
+        assert tournament.REPORTS.running() == ["cup"] and book.get("cup").report is None
+        assert tournament.status(registry, book.get("cup"))["phase"] == "reporting"
+    finally:
+        release.set()
+    assert tournament.REPORTS.join(60)
+    row = book.get("cup")
+    assert row.phase is Phase.DONE and row.report is not None
+    assert row.report == tournament.stored_report(tournament.recompute_report(store, row))
+    assert tournament.tick(registry, None, "cup", "", after) == "done"

@@ -36,7 +36,13 @@ GAME = "seas-of-strife-v1"
 GRADED = ("random", "greedy", "search-25")
 
 
-ORDER = ["open", "frozen", "finals", "done"]
+ORDER = ["open", "frozen", "finals", "reporting", "done"]
+
+
+def in_order(seen: list[str]) -> bool:
+    """The phases seen, each once and in order; frozen (one driver tick without
+    qualifying) and reporting (a few results' report) may be too short to be seen."""
+    return seen == [p for p in ORDER if p in seen] and {"open", "finals", "done"} <= set(seen)
 
 
 def _watch(arena: Arena, seen: list[str]) -> None:
@@ -98,10 +104,10 @@ def test_a_tournament_of_graded_bots_goes_through_every_phase_and_orders_them_tr
                             alice.submit(late, game=GAME, name="late", tournament="cup")
                     time.sleep(0.2)
                 # Every phase in order (frozen lasts one driver tick here: no qualifying).
-                assert phases in (ORDER, [p for p in ORDER if p != "frozen"])
+                assert in_order(phases), phases
                 watcher.join(60)
                 assert not watcher.is_alive() and watched[-1] == "done"
-                assert list(dict.fromkeys(watched)) in (ORDER, [p for p in ORDER if p != "frozen"])
+                assert in_order(list(dict.fromkeys(watched))), watched
                 assert "Standing so far" in live_page and "cup-f1" in live_page
                 assert refusal is not None and refusal.value.code == "FAILED_PRECONDITION"
                 assert "deadline" in refusal.value.message and "frozen" in refusal.value.message

@@ -279,7 +279,8 @@ tournaments = sa.Table(
     sa.Column("game", ID, nullable=False),
     # The tournament's request: options, seats, seed, house bots, finals policy, ...
     sa.Column("spec", sa.JSON, nullable=False),
-    # open, frozen, finals, done or cancelled (changed by the server's driver only).
+    # open, frozen, finals, reporting, done or cancelled (changed by the server's driver only;
+    # reporting -> done by its report thread).
     sa.Column("phase", sa.String(20), nullable=False),
     sa.Column("deadline", TIME, nullable=False),
     # When the driver found the deadline crossed and froze the field (NULL: not yet).
