@@ -87,7 +87,7 @@ from saloon.arena.server import ArenaServer, ServeOptions
 from saloon.arena.submit import submit
 from saloon.sdk.client import ArenaClient
 from saloon.worker.sandbox import SandboxKind
-from saloon.worker.sandbox.base import ProcessSandbox
+from saloon.worker.sandbox.process import ProcessSandbox
 from saloon.worker.seasons import run as seasons
 from saloon.worker.store.store import Store
 

@@ -54,7 +54,8 @@ from rich.table import Table
 from saloon.games import game_ids, get_game
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import Match, play_local
-from saloon.referee.remote import BotConnection, GrpcSeat, ProcessSeat, thread_loop
+from saloon.referee.process.seat import ProcessSeat
+from saloon.referee.remote import BotConnection, GrpcSeat, thread_loop
 from saloon.referee.seats import DecisionRequest, EndInfo, InProcessSeat, StartInfo
 from saloon.sdk.house import make_house_bot
 from saloon.sdk.proto import bot_pb2
@@ -445,7 +446,7 @@ FIRST_LEGAL = {
 def language_seats(folder: Path) -> dict[str, Any]:
     """Seat makers of the first-legal bot per runtime here: name -> () -> ProcessSeat."""
     from saloon.referee.bots import resolve_seat
-    from saloon.referee.nodeprocess import node_unusable
+    from saloon.referee.process.node import node_unusable
     from saloon.sdk.languages import Language
 
     makers: dict[str, Any] = {}

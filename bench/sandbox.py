@@ -51,9 +51,10 @@ from rich.table import Table
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_match
 from saloon.referee.seats import DecisionRequest, EndInfo, Seat, StartInfo
-from saloon.worker.sandbox.base import ProcessSandbox, Sandbox
+from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.sandbox.docker import DockerSandbox
 from saloon.worker.sandbox.packages import load_package
+from saloon.worker.sandbox.process import ProcessSandbox
 from saloon.worker.seasons.schedule import SeasonSpec, expand
 
 LIMITS = MatchLimits(decision_ms=10_000, bank_ms=60_000, start_ms=60_000)

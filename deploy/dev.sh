@@ -47,7 +47,7 @@ setup_venv() {
 }
 
 # The Node.js kit's npm packages (kits/js/node_modules, from its package-lock.json), so that
-# the process sandbox runs JavaScript bots on this machine's node (saloon.referee.nodeprocess).
+# the process sandbox runs JavaScript bots on this machine's node (saloon.referee.process.node).
 # Installed when node and npm are here and node_modules is missing or older than the lock.
 ensure_js_kit() {
   local kit=kits/js

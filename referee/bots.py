@@ -9,7 +9,7 @@ The seat forms (parsed by :func:`saloon.sdk.botref.parse_seat`):
   process talking gRPC over a unix socket, the same path a container takes. The referee
   never imports a bot's code itself. A JavaScript folder (``saloon.toml`` or ``bot.js``)
   runs the kit's Node.js runtime on the machine's ``node``
-  (:mod:`saloon.referee.nodeprocess`); TypeScript and compiled languages need
+  (:mod:`saloon.referee.process.node`); TypeScript and compiled languages need
   ``--sandbox docker``;
 * ``KIND:PATH`` for a seat kind that a higher layer hands in (``kinds``: the ``saloon``
   command gives ``docker``, so ``docker:mybot/`` runs the bot in the Docker sandbox, as the
@@ -98,7 +98,7 @@ def resolve_seat(
             f"registered seat kind: {', '.join(sorted(kinds)) or 'none'})"
         )
         raise BotSpecError(f"seat {spec!r}: {exc}{hint}") from None
-    from saloon.referee.remote import ProcessSeat
+    from saloon.referee.process.seat import ProcessSeat
 
     seat = ProcessSeat(spec)
     seat.bot_version = bot_version(spec)
@@ -117,8 +117,8 @@ def _language(spec: str) -> Language | None:
 
 
 def _node_seat(spec: str, language: Language, debug: bool) -> Seat:
-    """A JavaScript bot folder in the process sandbox (saloon.referee.nodeprocess)."""
-    from saloon.referee.nodeprocess import NodeBotProcess, node_unusable
+    """A JavaScript bot folder in the process sandbox (saloon.referee.process.node)."""
+    from saloon.referee.process.node import NodeBotProcess, node_unusable
 
     if language not in (Language.JAVASCRIPT, Language.TYPESCRIPT):
         raise BotSpecError(
@@ -130,7 +130,7 @@ def _node_seat(spec: str, language: Language, debug: bool) -> Seat:
     reason = node_unusable(language)
     if reason is not None:
         raise BotSpecError(f"seat {spec!r}: {reason}")
-    from saloon.referee.remote import ProcessSeat
+    from saloon.referee.process.seat import ProcessSeat
 
     seat = ProcessSeat(spec, process=NodeBotProcess)
     seat.bot_version = bot_version(spec)

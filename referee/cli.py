@@ -420,7 +420,7 @@ def seat_problems(record: MatchRecord) -> list[str]:
 
 #: Where a fault says the bot's code raised: `` at FILE:LINE`` (the last one in the line).
 _PLACE = re.compile(r".* at (\S+:\d+)")
-#: How a seat's fault says its bot did not load (saloon.referee.remote.ProcessSeat).
+#: How a seat's fault says its bot did not load (saloon.referee.process.seat.ProcessSeat).
 LOADING = "the bot did not load: "
 
 

@@ -387,7 +387,7 @@ def play_all(
     Every wait has a bound: RefereeError when a process playing matches dies (killed, out
     of memory: its match would never end) or no match ends within :func:`match_bound_s`;
     the other processes are stopped. A bot runtime of a process that died is left to the
-    sweep of orphaned bot processes (saloon.worker.sandbox.base.sweep_orphans)."""
+    sweep of orphaned bot processes (saloon.referee.process.orphans.sweep_orphans)."""
     work = [_Job(game, dict(options or {}), limits, sandbox, dict(kinds or {}), m) for m in matches]
     results: list[MatchOutcome] = []
 

@@ -141,7 +141,7 @@ def _root() -> str | None:
 
 
 def _pid_namespace() -> str | None:
-    from saloon.referee.botprocess import Containment, containment
+    from saloon.referee.process.confine import Containment, containment
 
     if containment() is Containment.PROCESS_GROUP:
         return "no PID namespace for bot processes here (unshare --pid fails, or no util-linux)"

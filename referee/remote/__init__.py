@@ -1,4 +1,4 @@
-"""Seats whose bot answers over the bot protocol (gRPC): a running runtime, or a process.
+"""Seats whose bot answers over the bot protocol (gRPC): a runtime that serves a socket.
 
 One module per concept; this package's names are its public API:
 
@@ -12,15 +12,15 @@ One module per concept; this package's names are its public API:
 * :mod:`~saloon.referee.remote.start`: a sandboxed seat's start, every wait bounded: the
   platform's part (saloon.referee.limits.platform_start_s), the bot's import and set-up
   on its start clock, the HTTP/2 handshake probe, the referee's connection.
-* :mod:`~saloon.referee.remote.process`: :class:`ProcessSeat`, a bot run as its own
-  runtime process (the process sandbox).
+
+A bot run as its own runtime process (the process sandbox) is a seat of these:
+saloon.referee.process.seat.ProcessSeat, above this package (which never imports it).
 """
 
 from __future__ import annotations
 
 from saloon.referee.errors import ConnectionThreadError, PlatformStartTimeout
 from saloon.referee.remote.loop import thread_loop
-from saloon.referee.remote.process import ProcessFactory, ProcessSeat
 from saloon.referee.remote.seat import END_GRACE_S, MAX_DROPPED, BotConnection, GrpcSeat
 from saloon.referee.remote.start import (
     connect_unclocked,
@@ -38,8 +38,6 @@ __all__ = [
     "ConnectionThreadError",
     "GrpcSeat",
     "PlatformStartTimeout",
-    "ProcessFactory",
-    "ProcessSeat",
     "connect_unclocked",
     "handshake",
     "serve_by",

@@ -317,6 +317,11 @@ class GrpcSeat(Seat):
         wait_s = END_GRACE_S if self._owns_connection else 0.0
         connection.run(self._end(end, wait_s))
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
     def close(self) -> None:
         if self._closed:
             return

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from saloon.games import get_game
+from saloon.referee.process.seat import ProcessSeat
 from saloon.referee.record import MatchRecord
-from saloon.referee.remote import ProcessSeat
 
 BOTS = Path(__file__).parent / "bots"
 

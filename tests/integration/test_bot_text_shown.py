@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from saloon.arena.registry import Registry
-from saloon.referee.botprocess import BOT_DIR_PREFIX
+from saloon.referee.process.folders import BOT_DIR_PREFIX
 from saloon.referee.record import MatchRecord
 from saloon.referee.shown import shown
 from saloon.worker.matches.play import play_spec

@@ -16,7 +16,7 @@ import pytest
 from saloon.referee import evaluate
 from saloon.referee.errors import RefereeError
 from saloon.referee.limits import MatchLimits
-from saloon.worker.sandbox.base import sweep_orphans
+from saloon.referee.process.orphans import sweep_orphans
 
 GAME = "seas-of-strife-v1"
 #: A bot slow enough (0.2 s a decision, ~3 s a match) that a match is running when killed.

@@ -14,7 +14,8 @@ from saloon.games import game_ids, get_game
 from saloon.referee.bots import resolve_seat
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_local, play_match
-from saloon.referee.remote import BotConnection, ConnectionThreadError, ProcessSeat
+from saloon.referee.process.seat import ProcessSeat
+from saloon.referee.remote import BotConnection, ConnectionThreadError
 from saloon.referee.seats import StartInfo
 from saloon.sdk.protocol import unix_target
 

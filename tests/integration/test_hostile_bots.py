@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.botprocess import STDERR_CAP_BYTES
 from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
+from saloon.referee.process.stderr import STDERR_CAP_BYTES
 from saloon.referee.record import MatchRecord
 from saloon.referee.seats import Seat
 from saloon.worker.sandbox.docker import DockerSandbox, DockerSeat

@@ -16,15 +16,16 @@ from saloon.referee.errors import BotSpecError
 from saloon.referee.faults import FaultKind
 from saloon.referee.limits import SandboxLimits
 from saloon.referee.match import play_match
-from saloon.referee.nodeprocess import (
+from saloon.referee.process.node import (
     NODE_ADDRESS_SPACE_HEADROOM_MB,
     NodeBotProcess,
     node_unusable,
 )
-from saloon.referee.remote import ProcessSeat
+from saloon.referee.process.seat import ProcessSeat
+from saloon.referee.process.watch import ParentWatch
 from saloon.referee.replay import verify
 from saloon.sdk.languages import Language
-from saloon.worker.matches.play import WatchedBotProcess, seat_for
+from saloon.worker.matches.play import seat_for
 from saloon.worker.sandbox import SandboxKind
 from tests import services
 
@@ -142,7 +143,8 @@ def test_a_workers_process_sandbox_plays_a_js_bot_under_its_parent_death_watch(
     node_or_skip()
     bot = kit_bot(tmp_path, game)
     seat = seat_for(str(bot), game, SandboxKind.PROCESS, SandboxLimits())
-    assert isinstance(seat, ProcessSeat) and isinstance(seat.process, WatchedBotProcess)
+    assert isinstance(seat, ProcessSeat) and isinstance(seat.process.watch, ParentWatch)
+    assert isinstance(seat.process, NodeBotProcess)
     assert seat.process.address_space_headroom_mb == NODE_ADDRESS_SPACE_HEADROOM_MB
     try:
         record = play_match(game, [seat, resolve_seat("house:greedy", game)], seed=5)

@@ -1,4 +1,4 @@
-"""Bot processes never outlive their worker (saloon.worker.matches.play.WatchedBotProcess).
+"""Bot processes never outlive their worker (saloon.referee.process.watch.ParentWatch).
 
 * A real worker playing a path-bot season is killed with -9 at moments spread over its
   bot's start and its match, run after run; after each kill nothing that worker started
@@ -158,8 +158,9 @@ def test_an_idle_workers_keeper_sweeps_bot_processes_whose_starter_died(
 #: prctl, made wide). TOKEN marks the step's command line.
 STARTER = """
 import sys, time
-from saloon.referee import botprocess
-from saloon.worker.matches.play import WatchedBotProcess
+from saloon.referee.process import confine
+from saloon.referee.process.bot import BotProcess
+from saloon.referee.process.watch import PARENT_WATCH
 
 bot, kind, delay, token = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 WINDOW = (
@@ -171,15 +172,15 @@ WINDOW = (
 )
 
 
-class SlowSetUp(WatchedBotProcess):
+class SlowSetUp(BotProcess):
     def after_setup(self, runtime):
         last = super().after_setup(runtime)
         return [sys.executable, "-S", "-c", WINDOW, token, str(delay), *last]
 
 
 if kind == "process-group":
-    botprocess.containment = lambda: botprocess.Containment.PROCESS_GROUP
-process = (SlowSetUp if delay > 0 else WatchedBotProcess)(bot)
+    confine.containment = lambda: confine.Containment.PROCESS_GROUP
+process = (SlowSetUp if delay > 0 else BotProcess)(bot, watch=PARENT_WATCH)
 process.spawn()
 print(process.socket_path, flush=True)
 time.sleep(120)

@@ -14,7 +14,7 @@ import pytest
 from saloon.referee.bots import resolve_seat
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_local, play_match
-from saloon.referee.remote import ProcessSeat
+from saloon.referee.process.seat import ProcessSeat
 from saloon.referee.seats import Seat
 
 from .helpers import bot, check_record, server_seat

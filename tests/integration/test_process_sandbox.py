@@ -22,14 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.botprocess import ENV_ALLOW, BotProcess
 from saloon.referee.bots import resolve_seat
 from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
+from saloon.referee.process.bot import BotProcess
+from saloon.referee.process.confine import ENV_ALLOW
+from saloon.referee.process.orphans import sweep_orphans
+from saloon.referee.process.seat import ProcessSeat
 from saloon.referee.record import MatchRecord
-from saloon.referee.remote import ProcessSeat
 from saloon.referee.seeds import derive_seed
-from saloon.worker.sandbox.base import sweep_orphans
 
 from .helpers import bot, check_record
 
@@ -218,15 +219,16 @@ def test_unshare_sigprocmask_noise_stays_out_of_the_bots_stderr() -> None:
 #: own start time (what a starter's pid reused looks like).
 ORPHANING_STARTER = """
 import os, sys, time
-from saloon.referee import botprocess
+from saloon.referee.process import folders
+from saloon.referee.process.bot import BotProcess
 
 bot, token, other = sys.argv[1], os.environ["SALOON_TEST_TOKEN"], int(sys.argv[2])
 if other:
-    _, _, _, started, namespace, _ = botprocess.bot_dir_prefix().split("-")
-    prefix = f"{botprocess.BOT_DIR_PREFIX}{other}-{started}-{namespace}-"
-    botprocess.bot_dir_prefix = lambda: prefix
+    _, _, _, started, namespace, _ = folders.bot_dir_prefix().split("-")
+    prefix = f"{folders.BOT_DIR_PREFIX}{other}-{started}-{namespace}-"
+    folders.bot_dir_prefix = lambda: prefix
 sleeper = [sys.executable, "-c", "import time; time.sleep(120)", token]
-process = botprocess.BotProcess(bot, sleeper)
+process = BotProcess(bot, sleeper)
 process.spawn()
 print(process.proc.pid, flush=True)
 time.sleep(120)

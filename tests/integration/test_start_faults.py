@@ -26,7 +26,7 @@ from saloon.referee.errors import PlatformStartTimeout
 from saloon.referee.faults import FaultKind
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_match
-from saloon.referee.remote import ProcessSeat
+from saloon.referee.process.seat import ProcessSeat
 from saloon.sdk.protocol import loading_marker
 from saloon.worker.errors import SandboxFailed
 from saloon.worker.matches.play import play_spec

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from saloon.referee.botprocess import BOT_DIR_PREFIX, SOCKET_NAME
 from saloon.referee.limits import DEFAULT_START_MS
+from saloon.referee.process.folders import BOT_DIR_PREFIX, SOCKET_NAME
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote.start import NOT_GRPC
 from tests import services

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from saloon.referee.botprocess import CappedBuffer
+from saloon.referee.process.stderr import CappedBuffer
 from saloon.sdk import Bot, Decision, MatchInfo
 from saloon.sdk.proto import bot_pb2
 from saloon.sdk.protocol import PROTOCOL_VERSION

@@ -17,7 +17,7 @@ from saloon.referee.seats import InProcessSeat
 from saloon.sdk.house import make_house_bot
 from saloon.worker.errors import UnknownSandbox, WorkerError
 from saloon.worker.sandbox import open_sandbox
-from saloon.worker.sandbox.base import ProcessSandbox
+from saloon.worker.sandbox.process import ProcessSandbox
 
 HONEST = Path(__file__).parents[1] / "integration" / "hostile" / "honest"
 

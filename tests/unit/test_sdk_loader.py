@@ -9,7 +9,8 @@ import pytest
 
 from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import BotSpecError
-from saloon.referee.remote import GrpcSeat, ProcessSeat
+from saloon.referee.process.seat import ProcessSeat
+from saloon.referee.remote import GrpcSeat
 from saloon.sdk.bot import FunctionBot
 from saloon.sdk.errors import BotLoadError
 from saloon.sdk.loader import load_bot

@@ -9,8 +9,6 @@ the referee's ``resolve_seat`` (in-process), bot paths and stored versions
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,13 +17,13 @@ from pathlib import Path
 
 from saloon.games import get_game
 from saloon.games.errors import GameError
-from saloon.referee.botprocess import BotProcess
 from saloon.referee.bots import resolve_seat
 from saloon.referee.errors import PlatformStartTimeout, RefereeError
 from saloon.referee.limits import SandboxLimits
 from saloon.referee.match import Match
+from saloon.referee.process.factory import watched_process
+from saloon.referee.process.orphans import sweep_orphans
 from saloon.referee.record import MatchRecord
-from saloon.referee.remote import ProcessSeat
 from saloon.referee.seats import Seat
 from saloon.sdk.botref import GRPC, HOUSE, STORED, parse_entry
 from saloon.sdk.errors import BotLoadError
@@ -38,96 +36,9 @@ from saloon.worker.metrics import (
     SANDBOX_STARTS,
 )
 from saloon.worker.sandbox import SandboxKind, open_sandbox
-from saloon.worker.sandbox.base import Sandbox, sweep_orphans
+from saloon.worker.sandbox.base import Sandbox
 
 log = logging.getLogger(__name__)
-
-#: Runs in a bot process (Linux): ask the kernel to SIGKILL it when its parent dies
-#: (PR_SET_PDEATHSIG; a worker killed with -9 cannot clean up), THEN check that what it
-#: hangs on still lives, so that a death before the prctl is never missed: the pidfds
-#: given (readable once their process has exited) and, when a pid is given, that it is
-#: still the parent. Exits if not; else execs the rest of its command line, with a pidfd
-#: of its own in place of ``{pidfd}`` when the rest names it (left open for a later
-#: watch); without it, the pidfds are closed first (the runtime never holds them). This
-#: same interpreter is exec'd as /proc/self/exe: after setpriv, the bot's uid may not walk
-#: its path (a Python under /root), which setpriv could with the capabilities it keeps
-#: until its own exec.
-#: argv: PARENT_PID (0: none) PIDFD... -- COMMAND...
-_PARENT_WATCH = (
-    "import ctypes,os,select,sys\n"
-    "i = sys.argv.index('--')\n"
-    "pid, fds, argv = int(sys.argv[1]), [int(a) for a in sys.argv[2:i]], sys.argv[i + 1 :]\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
-    "poll = select.poll()\n"
-    "for fd in fds:\n"
-    "    poll.register(fd, select.POLLIN)\n"
-    "if poll.poll(0) or (pid and os.getppid() != pid):\n"
-    "    os._exit(1)\n"
-    "if '{pidfd}' in argv:\n"
-    "    own = os.pidfd_open(os.getpid())\n"
-    "    os.set_inheritable(own, True)\n"
-    "    argv = [str(own) if a == '{pidfd}' else a for a in argv]\n"
-    "else:\n"
-    "    for fd in fds:\n"
-    "        os.close(fd)\n"
-    "if argv[0] == sys.executable:\n"
-    "    os.execv('/proc/self/exe', argv)\n"
-    "os.execvp(argv[0], argv)\n"
-)
-_pidfd: tuple[int, int] | None = None
-_pidfd_lock = threading.Lock()
-
-
-def worker_pidfd() -> int | None:
-    """A pidfd of this process (Linux 5.3+; opened once, kept open), or None."""
-    global _pidfd
-    with _pidfd_lock:
-        if _pidfd is None or _pidfd[0] != os.getpid():
-            try:
-                _pidfd = (os.getpid(), os.pidfd_open(os.getpid()))
-            except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
-                return None
-        return _pidfd[1]
-
-
-class WatchedBotProcess(BotProcess):
-    """A bot runtime process that also dies when its worker dies (Linux).
-
-    The whole command line runs under a parent-death watch (``_PARENT_WATCH``) tied to the
-    worker; the sandbox's tools pass the signal on (unshare's --kill-child, setpriv's
-    --pdeathsig), but each sets it again only after a fork or a change of uid has cleared
-    it, and never checks the parent is still there (and under process-group containment
-    as root, setpriv's change of uid cleared it for good): a worker that died in between
-    left its runtime running. So the watch runs again right before the runtime, after the
-    last fork or change of uid, and checks the worker and the first watch's process
-    (unshare's parent, which the runtime's signal is tied to) by their pidfds, which work
-    across the runtime's PID namespace, where the parent's pid is not visible.
-    """
-
-    def argv(self) -> list[str]:
-        """The sandbox's command line, started under the parent-death watch."""
-        inner = super().argv()
-        if not sys.platform.startswith("linux"):
-            return inner
-        fd = worker_pidfd()
-        fds = [] if fd is None else [str(fd)]
-        return [*self._watch(), str(os.getpid()), *fds, "--", *inner]
-
-    def after_setup(self, runtime: list[str]) -> list[str]:
-        """The runtime, under the watch again: after the last fork or change of uid."""
-        fd = worker_pidfd()
-        if not sys.platform.startswith("linux") or fd is None:
-            return runtime
-        return [*self._watch(), "0", str(fd), "{pidfd}", "--", *runtime]
-
-    def inherited_fds(self) -> tuple[int, ...]:
-        """The worker's pidfd, for the watches to check."""
-        fd = worker_pidfd() if sys.platform.startswith("linux") else None
-        return () if fd is None else (fd,)
-
-    @staticmethod
-    def _watch() -> list[str]:
-        return [sys.executable, "-S", "-c", _PARENT_WATCH]
 
 
 @dataclass(frozen=True)
@@ -179,9 +90,6 @@ def seat_for(
         if sandbox is SandboxKind.PROCESS:  # every process seat is a bot process started
             SANDBOX_STARTS.labels(sandbox.value).inc()
             SANDBOX_START_SECONDS.labels(sandbox.value).observe(elapsed)
-        if isinstance(seat, ProcessSeat):
-            # Its whole command line under the worker's parent-death watch.
-            seat.process.__class__ = WatchedBotProcess
         return seat
     try:
         seat = resolve_seat(bot, game_id)
@@ -196,11 +104,17 @@ _sandboxes_lock = threading.Lock()
 
 
 def sandbox_for(kind: SandboxKind) -> Sandbox:
-    """This process's open sandbox of ``kind`` (opened on first use, then kept warm)."""
+    """This process's open sandbox of ``kind`` (opened on first use, then kept warm); a
+    process sandbox's bot processes run under this process's parent-death watch, so a
+    worker killed with -9 leaves none running (saloon.referee.process.watch)."""
     with _sandboxes_lock:
         box = _sandboxes.get(kind)
         if box is None:
-            box = _sandboxes[kind] = open_sandbox(kind.value)
+            if kind is SandboxKind.PROCESS:
+                box = open_sandbox(kind.value, process=watched_process)
+            else:
+                box = open_sandbox(kind.value)
+            _sandboxes[kind] = box
         return box
 
 

@@ -1,7 +1,8 @@
 """Sandboxes: where a bot runs, and what it is run from.
 
 :func:`open_sandbox` opens one of a kind. :mod:`~saloon.worker.sandbox.base` is the one
-interface and the process sandbox (for laptops, not a security boundary);
+interface; :mod:`~saloon.worker.sandbox.process` the process sandbox (for laptops, not a
+security boundary; its processes and seats are saloon.referee.process's);
 :mod:`~saloon.worker.sandbox.docker` and :mod:`~saloon.worker.sandbox.docker_seat` the
 production sandbox (a locked-down container per bot runtime, kept warm);
 :mod:`~saloon.worker.sandbox.images` the bot images; :mod:`~saloon.worker.sandbox.packages`
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 class SandboxKind(StrEnum):
     """Where a match's bot runtimes run: the kinds :func:`open_sandbox` opens."""
 
-    #: Plain processes (saloon.worker.sandbox.base): for laptops, not a security boundary.
+    #: Plain processes (saloon.worker.sandbox.process): for laptops, not a security boundary.
     PROCESS = "process"
     #: A locked-down container per bot runtime (saloon.worker.sandbox.docker).
     DOCKER = "docker"
@@ -33,7 +34,7 @@ def open_sandbox(kind: str, **kw: Any) -> Sandbox:
     """A sandbox of ``kind`` (a SandboxKind or its value); keyword arguments go to its class."""
     if kind == SandboxKind.PROCESS:
         # Imported here, as the docker library below: naming a kind costs no import.
-        from saloon.worker.sandbox.base import ProcessSandbox
+        from saloon.worker.sandbox.process import ProcessSandbox
 
         return ProcessSandbox(**kw)
     if kind == SandboxKind.DOCKER:

@@ -60,9 +60,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from saloon.referee.botprocess import STDERR_CAP_BYTES, CappedBuffer
 from saloon.referee.errors import BotSpecError
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxInfo, SandboxLimits
+from saloon.referee.process.stderr import STDERR_CAP_BYTES, CappedBuffer
 from saloon.referee.remote import BotConnection
 from saloon.referee.seats import Seat
 from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from saloon.referee.botprocess import LOAD_ERROR
 from saloon.referee.errors import PlatformStartTimeout
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import SandboxLimits, platform_start_s
+from saloon.referee.process.stderr import LOAD_ERROR
 from saloon.referee.remote import (
     BotConnection,
     GrpcSeat,

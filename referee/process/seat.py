@@ -1,7 +1,8 @@
 """A bot file or folder run as its own runtime process (the process sandbox), as a seat.
 
 The process itself (its limits, containment, uid, stderr) is
-:class:`~saloon.referee.botprocess.BotProcess`; the seat launches it, waits for it to
+:class:`~saloon.referee.process.bot.BotProcess`, made by the seat's process factory
+(saloon.referee.process.factory); the seat launches it, waits for it to
 serve (saloon.referee.remote.start: the platform's part bounded apart, the bot's import
 and set-up on its start clock), then plays over gRPC (saloon.referee.remote.seat) and
 kills it when the seat closes. Faults and stderr name the bot by its author's path, never
@@ -11,12 +12,12 @@ by the sandbox's copy.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from saloon.referee.botprocess import BotProcess
 from saloon.referee.faults import FaultKind, SeatFault
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
+from saloon.referee.process.bot import BotProcess
+from saloon.referee.process.factory import ProcessFactory
 from saloon.referee.remote.seat import GrpcSeat
 from saloon.referee.remote.start import (
     NOT_GRPC,
@@ -28,9 +29,6 @@ from saloon.referee.remote.start import (
 )
 from saloon.referee.seats import DecisionRequest, StartInfo
 from saloon.sdk.protocol import loading_marker, unix_target
-
-#: What makes a process seat's runtime: ``(bot_path, command, limits) -> BotProcess``.
-ProcessFactory = Callable[[str, "list[str] | None", SandboxLimits], BotProcess]
 
 
 class ProcessSeat(GrpcSeat):
@@ -48,7 +46,8 @@ class ProcessSeat(GrpcSeat):
         process: ProcessFactory = BotProcess,
     ) -> None:
         """``command`` replaces the runtime's command line (see BotProcess); ``process``
-        makes the seat's runtime process (BotProcess or a subclass of it)."""
+        makes the seat's runtime process (a ProcessFactory: BotProcess, a subclass of it,
+        or a factory of saloon.referee.process.factory)."""
         self.process = process(bot_path, command, limits)
         super().__init__(unix_target(self.process.socket_path), bot_id or bot_path)
 

@@ -2,7 +2,7 @@
 
 ``saloon play GAME --seat mybot/`` on a JavaScript package (``saloon.toml`` or a lone
 ``bot.js``) starts ``node kits/js/run.js ENTRY --socket PATH`` under the same sandbox as a
-Python bot (:class:`~saloon.referee.botprocess.BotProcess`: rlimits, its own uid as root,
+Python bot (:class:`~saloon.referee.process.bot.BotProcess`: rlimits, its own uid as root,
 its own PID namespace, an allow-listed environment). The runtime is the one the Node.js
 image carries (``saloon.kits`` ``js``), so a bot plays here as it plays in the arena.
 
@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from pathlib import Path
 
 from saloon.kits import kit_dir
-from saloon.referee.botprocess import BotProcess
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
+from saloon.referee.process.bot import BotProcess
+from saloon.referee.process.folders import others_can_read
+from saloon.referee.process.watch import ParentWatch
 from saloon.sdk.languages import Language, detect_path
 
 #: Address space on top of the memory limit for node (V8's reservations; see above).
@@ -57,18 +58,9 @@ def node_unusable(language: Language) -> str | None:
     kit = kit_dir("js")
     if not (kit / GRPC_PACKAGE).is_file():
         return f"node_modules of kits/js missing: run npm ci in kits/js ({kit})"
-    if os.geteuid() == 0 and not _others_can_read(kit / RUN_JS):
+    if os.geteuid() == 0 and not others_can_read(kit / RUN_JS):
         return f"the bots' uid cannot read {kit}: give it and the folders above it o+rx"
     return None
-
-
-def _others_can_read(path: Path) -> bool:
-    try:
-        if not path.stat().st_mode & stat.S_IROTH:
-            return False
-        return all(folder.stat().st_mode & stat.S_IXOTH for folder in path.parents)
-    except OSError:
-        return False
 
 
 class NodeBotProcess(BotProcess):
@@ -81,13 +73,12 @@ class NodeBotProcess(BotProcess):
         bot: str,
         command: list[str] | None = None,
         limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+        *,
+        watch: ParentWatch | None = None,
     ) -> None:
         #: The package's entry file, relative to its top (ManifestError if unclear).
         self.entry = detect_path(bot).entry
-        # On the instance too: a worker swaps the class of its bot processes for its
-        # parent-death watch (saloon.worker.matches.play), which must keep node's headroom.
-        self.address_space_headroom_mb = NODE_ADDRESS_SPACE_HEADROOM_MB
-        super().__init__(bot, command, limits)
+        super().__init__(bot, command, limits, watch=watch)
 
     def serve(self, where: str) -> list[str]:
         node = shutil.which("node") or "node"
