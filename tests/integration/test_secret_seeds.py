@@ -10,6 +10,8 @@ to its stderr (which the store keeps). The test collects every public byte while
 and 0, as a season, ladder or match seed, through derive_seed with every label Saloon
 uses. No match seed, no deal and no bot's seed is reproduced. Once over, each seed is
 published, every match seed derives from it, and every published record's deals verify.
+A sibling test does the same for a running tournament (its seed's labels: ``qualifying``
+and every finals ``deal:`` label).
 """
 
 from __future__ import annotations
@@ -378,3 +380,159 @@ def test_a_seed_and_the_records_are_published_when_the_last_match_is_recorded(
     finally:
         server.stop()
         store.close()
+
+
+def tournament_public_bytes(arena: Arena, alice: ArenaClient, store: Store) -> list[bytes]:
+    """Everything anyone can read now about the tournament ``cup``: its pages and API
+    answers, its seasons' and recorded matches', and gRPC answers to a non-organiser."""
+    paths = ["/", "/seasons", "/tournaments", "/tournament/cup", "/api/tournaments",
+             "/api/tournaments/cup", "/api/tournaments/cup/report.json",
+             "/api/tournaments/cup/report.csv", "/api/tournaments/cup/crosstable.csv",
+             "/api/seasons", "/api/matches?limit=200", "/bot/seedbot",
+             "/api/bots/seedbot"]  # fmt: skip
+    for season in store.seasons():
+        s = season.season_id
+        paths += [f"/season/{s}", f"/api/seasons/{s}", f"/api/seasons/{s}/progress",
+                  f"/api/seasons/{s}/board"]  # fmt: skip
+    for result in store.results():
+        m = result.match_id
+        paths += [f"/match/{m}", f"/api/matches/{m}", f"/api/matches/{m}/replay",
+                  f"/api/matches/{m}/replay?hands=all", f"/api/matches/{m}/record"]  # fmt: skip
+    out = []
+    for path in paths:
+        status, body = _get(arena.http + path)
+        assert status in (200, 403, 404), (path, status, body[:300])
+        out.append(body)
+    info = alice.tournament("cup")
+    out += [info.SerializeToString(), info.settings_json.encode(), info.state_json.encode()]
+    for season in store.seasons():
+        out.append(json.dumps([str(m) for m in alice.matches(season.season_id)]).encode())
+    return out
+
+
+def test_a_tournaments_deals_cannot_be_predicted_from_public_seeds(
+    redis_url: str, queue: SeasonQueue, tmp_path: Path
+) -> None:
+    """The attack above on a running tournament (no seed given: the server draws it):
+    seedbot enters, the qualifying season and the finals play on a real server and
+    worker; at each step (open, qualifying, each finals batch) every public byte and
+    every seed a bot was given are tried as the tournament's seed through its labels
+    (``qualifying``, every finals ``deal:`` label) and as a season's through the season
+    labels. No deal still to be played is reproduced; once over the seed is published and
+    every record verifies with it."""
+    from datetime import UTC, datetime, timedelta
+
+    from saloon.arena.tournaments import Tournaments
+
+    with postgres_schema("tseeds") as url:
+        arena = start_arena(url, redis_url, queue_name=queue.queue.name)
+        workers = Workers(tmp_path)
+        try:
+            with (
+                arena.client("olga") as olga,
+                arena.client("alice") as alice,
+                Store.open(url) as store,
+            ):
+                seedbot = write_bot(tmp_path / "seedbot", SEED_BOT)
+                assert alice.submit(seedbot, game=GAME, name="seedbot").accepted
+                workers.start(redis_url, queue.queue.name)
+                deadline = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+                olga.create_tournament(
+                    "cup", GAME, deadline, house=HOUSE, players=2, top_k=3, confidence=0.999,
+                    budget=12, batch_matches=6, resamples=50, qualifying_rounds=1,
+                )  # fmt: skip
+                book = Tournaments(store)
+                snapshots: list[tuple[set[str], list[bytes]]] = []
+                steps: set[tuple[str, int]] = set()
+                bound = time.monotonic() + 3 * PHASE_S
+                while True:
+                    assert time.monotonic() < bound, workers.logs()[-3000:]
+                    row = book.get("cup")
+                    step = (row.phase.value, row.batches)
+                    if row.phase.over:
+                        break
+                    if step not in steps:  # each phase and batch once
+                        steps.add(step)
+                        recorded = {r.match_id for r in store.results()}
+                        snapshots.append((recorded, tournament_public_bytes(arena, alice, store)))
+                    time.sleep(0.2)
+                assert row.phase.value == "done", row.state
+                done = alice.tournament("cup")
+                seed = json.loads(done.settings_json)["seed"]
+                assert isinstance(seed, int)
+                _attack_tournament(arena, store, seed, snapshots)
+        finally:
+            workers.stop()
+            arena.server.stop(0)
+
+
+def _attack_tournament(
+    arena: Arena, store: Store, seed: int, snapshots: list[tuple[set[str], list[bytes]]]
+) -> None:
+    from saloon.arena.tournaments import Tournaments
+
+    row = Tournaments(store).get("cup")
+    seasons = ["cup-q", *(f"cup-f{k}" for k in range(1, row.batches + 1))]
+    scheduled = {s: store.scheduled(s) for s in seasons}
+    match_seed = {m.match_id: int(m.spec["seed"]) for ms in scheduled.values() for m in ms}
+    deals = sorted({str(d) for s in seasons[1:] for d in store.season(s).spec["deals"]})  # type: ignore[union-attr]
+    assert deals and row.batches >= 1
+    gifts = given(store, match_seed)
+    assert gifts  # seedbot played: its own seeds are tried too
+    bot_seeds = {s for _, s in gifts.values()}
+    n = max(len(ms) for ms in scheduled.values())
+    # Every label a tournament's seed fans out through, generously (future batches too).
+    labels = ["qualifying", *(f"deal:{d}" for d in deals)]
+    labels += [f"deal:finals:{k}:{t}" for k in range(row.batches + 2) for t in range(n)]
+    assert len(snapshots) >= 3, [len(r) for r, _ in snapshots]  # open, qualifying, a batch
+    memo: dict[int, set[int]] = {}
+
+    def tries(p: int) -> set[int]:
+        """What the attack makes of one number: a tournament's seed through its labels,
+        a season's (the qualifying season's too) through the season labels, a match's."""
+        if p not in memo:
+            memo[p] = {derive_seed(p, label) for label in labels} | candidate_seeds(
+                {p, derive_seed(p, "qualifying")}, n, row.batches
+            )
+        return memo[p]
+
+    for recorded, chunks in snapshots:
+        unplayed = set(match_seed) - recorded
+        if not unplayed:
+            continue
+        targets = {match_seed[m] for m in unplayed}
+        public = numbers(chunks) | bot_seeds
+        assert seed not in public, "the tournament's seed was public while it ran"
+        tried = set().union(*(tries(p) for p in public))
+        found = targets & tried
+        assert not found, f"deals still to be played computed from public data: {found}"
+        chance = {derive_seed(t, "chance") for t in targets}
+        assert not chance & tried, "a deal's chance seed was computed"
+    # The control: given the tournament's seed, the same attack makes every deal.
+    assert set(match_seed.values()) <= tries(seed)
+
+    # -- once over: published, derivable, verifiable ---------------------------------------
+    def api(path: str) -> Any:
+        status, body = _get(arena.http + path)
+        assert status == 200, (path, status, body[:300])
+        return json.loads(body)
+
+    assert api("/api/tournaments/cup")["settings"]["seed"] == seed
+    verified = 0
+    for season_id in seasons:
+        page = api(f"/api/seasons/{season_id}")
+        for m in page["matches"]:
+            if season_id == "cup-q":
+                q = derive_seed(seed, "qualifying")
+                assert page["spec"]["seed"] == q
+                label = f"deal:{m['deal']}" if m["deal"] is not None else f"match:{m['index']}"
+                expected = derive_seed(q, label)
+            else:
+                assert page["spec"]["seed"] == seed
+                expected = derive_seed(seed, f"deal:{page['spec']['deals'][m['deal']]}")
+            record = MatchRecord.from_json(api(f"/api/matches/{m['match_id']}/record"))
+            assert record.seed == expected == match_seed[m["match_id"]]
+            verify(record)
+            assert verify_deals(record) > 0
+            verified += 1
+    assert verified == len(match_seed)
