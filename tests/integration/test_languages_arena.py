@@ -34,6 +34,7 @@ __all__ = ["pg_url", "queue_name", "server", "workers"]
 LANGS = {
     "js": Language.JAVASCRIPT,
     "ts": Language.TYPESCRIPT,
+    "go": Language.GO,
     "cpp": Language.CPP,
     "java": Language.JAVA,
 }
@@ -41,8 +42,8 @@ GAMES = ("western-showdown-v1", "seas-of-strife-v1", "seizure-v1")
 SEASON_TIMEOUT_S = 400
 
 
-# Twelve kit bots built (a C++, Java or TypeScript build takes seconds of its compiler) and three
-# seasons: past the suite's 300 s per test on a loaded 2-core machine.
+# Fifteen kit bots built (a Go, C++, Java or TypeScript build takes seconds of its compiler)
+# and three seasons: past the suite's 300 s per test on a loaded 2-core machine.
 @pytest.mark.timeout(900)
 def test_kit_bots_of_every_language_and_game_are_stored_and_play_a_clean_ladder_season(
     tmp_path: Path,
@@ -78,7 +79,7 @@ def test_kit_bots_of_every_language_and_game_are_stored_and_play_a_clean_ladder_
                 assert bot.versions[-1].runtime == runtime_for(language).tag()
     listing = _saloon("bots", "--store", pg_url)
     assert "(ats, seizure-v1, typescript)" in listing and "(ajs, seizure-v1, javascript)" in listing
-    assert "(acpp, seizure-v1, cpp)" in listing
+    assert "(acpp, seizure-v1, cpp)" in listing and "(ago, seizure-v1, go)" in listing
     assert "(ajava, seizure-v1, java)" in listing
 
     with ArenaClient(server.address, olga, timeout_s=300) as organiser:
