@@ -2,27 +2,45 @@
 // Every field of decision.observation is in docs/reference/seizure-v1.md, and the wire
 // JSON in kits/schema/seizure-v1.json. Return one of decision.legal.
 
-// What a card costs in hand: a number card its number, a special card the most.
-const cost = (card) => (card.number === null ? 11 : card.number);
+// How much to play a card now: a number card first (the higher the better, a 10 last of
+// them: it makes you give cards away), one matching the reference's colours far first; a
+// special card only when nothing else goes.
+function playScore(card, ref) {
+  if (card.kind !== "number" || card.number === null) return 0;
+  let score = card.number === 10 ? 10 : 100 + card.number;
+  if (ref && ref.colours.join() === card.colours.join() && card.colours.length === 2) score += 1000;
+  return score;
+}
+
+// How much to be rid of a card: +3 first, then the other special cards, the low numbers,
+// and -3 last (it lowers your points).
+function giveScore(card) {
+  if (card.kind === "plus_three") return 400;
+  if (card.kind === "minus_three") return 0;
+  if (card.kind !== "number" || card.number === null) return 300;
+  return card.number === 10 ? 189 : 200 - card.number;
+}
+
+// The legal action that scores most (the first of equals).
+const best = (legal, score) => legal.reduce((a, b) => (score(b) > score(a) ? b : a));
 
 class MyBot {
   act(decision) {
-    const legal = decision.legal;
+    const obs = decision.observation;
     switch (decision.kind) {
       case "PLAY_CARD":
+        return best(decision.legal, (a) => playScore(a.card, obs.reference));
       case "GIVE_CARD":
-        // Get rid of the card that would cost most if the round ended now.
-        return legal.reduce((a, b) => (cost(b.card) > cost(a.card) ? b : a));
+        return best(decision.legal, (a) => giveScore(a.card));
       case "DEAL_SIZE":
-        return legal.reduce((a, b) => (b.hand_size < a.hand_size ? b : a));
+        // Small deals: fewer cards to shed.
+        return best(decision.legal, (a) => -Math.abs(a.hand_size - 7));
       case "GIVE_TO":
-      case "TRADE_PARTNER": {
+      case "TRADE_PARTNER":
         // The seat holding the fewest cards.
-        const sizes = decision.observation.hand_sizes;
-        return legal.reduce((a, b) => (sizes[b.seat] < sizes[a.seat] ? b : a));
-      }
+        return best(decision.legal, (a) => -obs.hand_sizes[a.seat]);
       default:
-        return legal[0];
+        return decision.legal[0];
     }
   }
 }
