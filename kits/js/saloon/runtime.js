@@ -182,11 +182,16 @@ class MatchSession {
     let legal;
     let choice;
     try {
-      const observation = JSON.parse(request.observationJson.toString("utf8"));
       legal = JSON.parse(request.legalJson.toString("utf8"));
       const decision = {
         kind: request.kind,
-        observation,
+        // Decoded when the bot first reads it (as the Python runtime types it): a bot
+        // that reads only the legal actions does not pay for it.
+        get observation() {
+          const observation = JSON.parse(request.observationJson.toString("utf8"));
+          Object.defineProperty(this, "observation", { value: observation, enumerable: true });
+          return observation;
+        },
         legal,
         index,
         game: this.info.game,
