@@ -96,12 +96,12 @@ def test_a_typescript_compile_error_is_refused_with_the_authors_file_and_line(
 
 
 def test_a_language_without_a_runtime_is_refused_before_anything_is_built(
-    sandbox: DockerSandbox, tmp_path: Path
+    sandbox: DockerSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    without = [spec for lang, spec in SPECS.items() if lang not in RUNTIMES]
-    if not without:
-        pytest.skip("every language has a runtime now")
-    spec = without[0]
+    # Every language Saloon knows has a runtime now: an arena without Java's (an operator's
+    # own table) stands in for a language with none.
+    monkeypatch.delitem(RUNTIMES, Language.JAVA)
+    spec = SPECS[Language.JAVA]
     folder = tmp_path / "nobot"
     folder.mkdir()
     (folder / spec.entry).write_text("\n")
