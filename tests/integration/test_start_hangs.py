@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from saloon.referee.limits import DEFAULT_START_MS
-from saloon.referee.process.folders import BOT_DIR_PREFIX, SOCKET_NAME
+from saloon.referee.process.folders import BOT_DIR_PREFIX, SOCKET_NAME, process_start
 from saloon.referee.record import MatchRecord
 from saloon.referee.remote.start import NOT_GRPC
 from tests import services
@@ -55,7 +55,7 @@ def planted(tmp_path: Path, name: str) -> Path:
 def saloon_play(bot: Path, sandbox: str) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "saloon.arena.cli", "play", GAME, "--sandbox", sandbox]
     argv += ["--seat", str(bot), "--seat", "house:random", "--seat", "house:greedy", "--json"]
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -63,6 +63,17 @@ def saloon_play(bot: Path, sandbox: str) -> subprocess.Popen[str]:
         # Ctrl-C as a terminal sends it, even where this test's own SIGINT is ignored.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+    started = process_start(proc.pid)
+    STARTED[proc.pid] = started[1] if started else 0
+    return proc
+
+
+#: The start time (clock ticks after boot) of each ``saloon play`` this module ran, by pid:
+#: a bot folder is named after its maker's pid *and* start time, and pids are reused (32768
+#: of them here), so a folder another run's process of the same pid left is not this one's
+#: (regression: test_a_saloon_play_killed_mid_start_leaves_nothing[docker-SIGTERM] once
+#: counted a folder a killed test run had left hours before under the same pid).
+STARTED: dict[int, int] = {}
 
 
 def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
@@ -107,7 +118,12 @@ def left_behind(pid: int, bot: Path) -> list[str]:
     and volumes carrying its labels."""
     left = [f"process {p}" for p in bot_processes(bot.name)]
     for root in {tempfile.gettempdir(), "/tmp"}:
-        left += [f"folder {n}" for n in os.listdir(root) if n.startswith(f"{BOT_DIR_PREFIX}{pid}-")]
+        mine = (
+            f"{BOT_DIR_PREFIX}{pid}-{STARTED[pid]}-"
+            if pid in STARTED
+            else f"{BOT_DIR_PREFIX}{pid}-"
+        )
+        left += [f"folder {n}" for n in os.listdir(root) if n.startswith(mine)]
     if services.missing("docker") is None:
         import docker
 
