@@ -12,7 +12,9 @@ import re
 from pathlib import Path
 
 from saloon.sdk.schema import (
+    STR,
     Enum,
+    Field,
     GameWire,
     ListOf,
     Nullable,
@@ -610,27 +612,197 @@ def _java_doc(text: str, indent: str) -> str:
     return f"{indent}/** {text} */\n" if text else ""
 
 
+_JAVA_SCALAR_READS = {
+    # json type -> (the plain read, the boxed type's read helper)
+    "integer": ("in.nextInt()", "Integer"),
+    "number": ("in.nextDouble()", "Double"),
+    "string": ("in.nextString()", "String"),
+    "boolean": ("in.nextBoolean()", "Boolean"),
+}
+
+
+class _JavaReaders:
+    """The static read methods of a Java view: one per named type and per list or
+    nullable shape used, made as expressions ask for them (:meth:`read`), each written
+    once (:meth:`methods`)."""
+
+    def __init__(self) -> None:
+        self._bodies: dict[str, str] = {}
+
+    def read(self, t: Type, boxed: bool) -> str:
+        """A Java expression reading a value of ``t`` from ``in`` (null allowed: boxed)."""
+        if isinstance(t, Scalar):
+            plain, box = _JAVA_SCALAR_READS[t.json_type]
+            if not boxed and t.json_type != "string":
+                return plain
+            return self._method(f"read{box}", box, f"return isNull(in) ? null : {plain};\n")
+        if isinstance(t, Nullable):
+            return self.read(t.inner, True)
+        if isinstance(t, ListOf):
+            item = _java(t.item, boxed=True)
+            name = "readListOf" + re.sub(r"[^A-Za-z0-9]", "", item.replace("List<", "List"))
+            if name not in self._bodies:
+                self._bodies[name] = ""  # reserved: a recursive shape refers to itself
+                body = (
+                    "if (isNull(in)) {\n"
+                    "    return null;\n"
+                    "}\n"
+                    f"List<{item}> out = new ArrayList<>();\n"
+                    "in.beginArray();\n"
+                    "while (in.hasNext()) {\n"
+                    f"    out.add({self.read(t.item, True)});\n"
+                    "}\n"
+                    "in.endArray();\n"
+                    "return out;\n"
+                )
+                self._method(name, f"List<{item}>", body)
+            return f"{name}(in)"
+        name = f"read{t.name}"
+        if name in self._bodies:
+            return f"{name}(in)"
+        self._bodies[name] = ""  # reserved before the body: types may refer to themselves
+        if isinstance(t, Enum):
+            cases = "".join(
+                f'    case "{value}" -> {t.name}.{_java_constant(value)};\n' for value in t.values
+            )
+            body = (
+                "if (isNull(in)) {\n"
+                "    return null;\n"
+                "}\n"
+                "String value = in.nextString();\n"
+                "return switch (value) {\n"
+                f"{cases}"
+                f'    default -> throw new IOException("{t.name}: no value " + value);\n'
+                "};\n"
+            )
+        elif isinstance(t, Union):
+            cases = "".join(
+                f'    case "{tag}" -> u.{_java_name(v.name)} = {self._variant(t, v)};\n'
+                for tag, v in t.variants
+            )
+            variant = self._method(
+                f"read{t.name}Variant",
+                t.name,
+                'switch (u.tag == null ? "" : u.tag) {\n'
+                f"{cases}"
+                f'    default -> throw new IOException("{t.name}: unknown {t.tag} " + u.tag);\n'
+                "}\n"
+                "return u;\n",
+                f"JsonReader in, {t.name} u",
+            )
+            body = (
+                "if (isNull(in)) {\n"
+                "    return null;\n"
+                "}\n"
+                f"{t.name} u = new {t.name}();\n"
+                "in.beginObject();\n"
+                "String name = in.hasNext() ? in.nextName() : null;\n"
+                f'if ("{t.tag}".equals(name)) {{\n'
+                "    // The tag first, as the engines write it: the variant is read on from here.\n"
+                "    u.tag = isNull(in) ? null : in.nextString();\n"
+                f"    return {variant.replace('(in)', '(in, u)')};\n"
+                "}\n"
+                "// The tag later (or missing): the object is read whole, then read again as\n"
+                "// its variant.\n"
+                "JsonObject json = new JsonObject();\n"
+                "for (; name != null; name = in.hasNext() ? in.nextName() : null) {\n"
+                "    json.add(name, JsonParser.parseReader(in));\n"
+                "}\n"
+                "in.endObject();\n"
+                f'JsonElement head = json.get("{t.tag}");\n'
+                "u.tag = head == null || head.isJsonNull() ? null : head.getAsString();\n"
+                "JsonReader tree = new JsonTreeReader(json);\n"
+                "tree.beginObject();\n"
+                f"return {variant.replace('(in)', '(tree, u)')};\n"
+            )
+        else:
+            body = (
+                "if (isNull(in)) {\n"
+                "    return null;\n"
+                "}\n"
+                f"{t.name} o = new {t.name}();\n"
+                "in.beginObject();\n"
+            ) + self._fields_of(t.fields)
+        return self._method(name, t.name, body)
+
+    def _fields_of(self, fields: tuple[Field, ...]) -> str:
+        """Java statements reading an object's fields into ``o`` from ``in`` (begun), to its
+        end, then returning ``o``."""
+        cases = "".join(
+            f'        case "{f.name}" -> o.{_java_name(f.name)} = '
+            f"{self.read(f.type, f.optional)};\n"
+            for f in fields
+        )
+        return (
+            "while (in.hasNext()) {\n"
+            "    switch (in.nextName()) {\n"
+            f"{cases}"
+            "        default -> in.skipValue();\n"
+            "    }\n"
+            "}\n"
+            "in.endObject();\n"
+            "return o;\n"
+        )
+
+    def _variant(self, union: Union, v: Obj) -> str:
+        """A Java expression reading the rest of variant ``v`` of ``union`` from ``in``
+        (its object begun; the tag maybe read already, in ``u.tag``)."""
+        name = f"read{v.name}Rest"
+        tag = [f for f in v.fields if f.name == union.tag]
+        if tag and tag[0].type != STR:
+            raise ValueError(f"{union.name}: the tag {union.tag} of {v.name} is no string")
+        body = (f"o.{_java_name(union.tag)} = tag;\n" if tag else "") + self._fields_of(v.fields)
+        self._method(name, v.name, body, f"JsonReader in, {v.name} o, String tag")
+        return f"{name}(in, new {v.name}(), u.tag)"
+
+    def _method(self, name: str, returns: str, body: str, params: str = "JsonReader in") -> str:
+        if not self._bodies.get(name):
+            lines = "".join(f"        {line}\n" if line else "\n" for line in body.splitlines())
+            self._bodies[name] = (
+                f"\n    private static {returns} {name}({params}) throws IOException {{\n"
+                f"{lines}"
+                "    }\n"
+            )
+        return f"{name}(in)"
+
+    def methods(self) -> list[str]:
+        """Every read method asked for, by name."""
+        return [self._bodies[name] for name in sorted(self._bodies)]
+
+
 def java(wire: GameWire) -> str:
     """The game's Java view, one class ``View`` in its package: the named types as nested
     classes (a union as a class with one field per variant, decoded by its tag), the
     decision kinds, and ``View.Decision`` with one ``legalKIND()`` per kind."""
     types = named_types(wire)
     has_union = any(isinstance(t, Union) for t in types.values())
+    readers = _JavaReaders()
     out = [
         f"// Code generated by `python -m saloon.sdk.schema kits --write` from {wire.game}'s "
         "wire schema. DO NOT EDIT.\n",
         f"package {java_package(wire.game)};\n\n",
     ]
-    imports = ["com.google.gson.annotations.SerializedName", "java.util.List"]
+    imports = [
+        "com.google.gson.annotations.SerializedName",
+        "com.google.gson.stream.JsonReader",
+        "com.google.gson.stream.JsonToken",
+        "java.io.IOException",
+        "java.io.StringReader",
+        "java.util.ArrayList",
+        "java.util.List",
+    ]
     if has_union:
         imports += [
             "com.google.gson.JsonDeserializationContext",
             "com.google.gson.JsonDeserializer",
             "com.google.gson.JsonElement",
+            "com.google.gson.JsonObject",
             "com.google.gson.JsonParseException",
+            "com.google.gson.JsonParser",
             "com.google.gson.JsonSerializationContext",
             "com.google.gson.JsonSerializer",
             "com.google.gson.annotations.JsonAdapter",
+            "com.google.gson.internal.bind.JsonTreeReader",
             "java.lang.reflect.Type",
         ]
     out.extend(f"import {name};\n" for name in sorted(imports))
@@ -725,7 +897,12 @@ def java(wire: GameWire) -> str:
         "        Decision(saloon.Decision raw) {\n"
         "            this.raw = raw;\n"
         "            this.kind = raw.kind;\n"
-        f"            this.observation = raw.observation({obs}.class);\n"
+        "            try (JsonReader in = reader(raw.observation)) {\n"
+        f"                this.observation = {readers.read(wire.observation, False)};\n"
+        "            } catch (IOException | RuntimeException e) {\n"
+        "                throw new IllegalStateException(\n"
+        '                        "the observation does not decode: " + e.getMessage(), e);\n'
+        "            }\n"
         "        }\n"
     )
     for kind, t in sorted(wire.actions.items()):
@@ -734,7 +911,18 @@ def java(wire: GameWire) -> str:
             f"\n        /** The legal actions of a {kind} decision, in order: act returns the "
             "index of one. */\n"
             f"        public List<{item}> legal{camel(kind)}() {{\n"
-            f"            return raw.legal({item}.class);\n"
+            "            try (JsonReader in = reader(raw.legalJson())) {\n"
+            f"                List<{item}> out = new ArrayList<>(raw.count());\n"
+            "                in.beginArray();\n"
+            "                while (in.hasNext()) {\n"
+            f"                    out.add({readers.read(t, True)});\n"
+            "                }\n"
+            "                in.endArray();\n"
+            "                return out;\n"
+            "            } catch (IOException | RuntimeException e) {\n"
+            "                throw new IllegalStateException(\n"
+            '                        "a legal action does not decode: " + e.getMessage(), e);\n'
+            "            }\n"
             "        }\n"
         )
     out.append(
@@ -743,7 +931,22 @@ def java(wire: GameWire) -> str:
         "     * bot's error). */\n"
         "    public static Decision of(saloon.Decision d) {\n"
         "        return new Decision(d);\n"
+        "    }\n\n"
+        "    // -- decoding: each type read from JSON text by code of its own, not reflection\n"
+        "    // (a JVM that lives one match runs Gson's reflective decoding interpreted).\n\n"
+        "    private static JsonReader reader(String json) {\n"
+        "        JsonReader in = new JsonReader(new StringReader(json));\n"
+        "        in.setLenient(true); // as Gson's fromJson reads\n"
+        "        return in;\n"
+        "    }\n\n"
+        "    private static boolean isNull(JsonReader in) throws IOException {\n"
+        "        if (in.peek() == JsonToken.NULL) {\n"
+        "            in.nextNull();\n"
+        "            return true;\n"
+        "        }\n"
+        "        return false;\n"
         "    }\n"
-        "}\n"
     )
+    out.extend(readers.methods())
+    out.append("}\n")
     return "".join(out)

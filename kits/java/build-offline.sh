@@ -2,8 +2,8 @@
 # Build the Java bot runtime image without a registry (nothing is pulled):
 #   1. the bot root file system (saloon-bot-rootfs:bookworm, debootstrap; made by
 #      deploy/bot-image/build-offline.sh when missing);
-#   2. Debian's OpenJDK 17 and the jars of grpc-java, netty, protobuf-java and Gson
-#      installed into it (apt, from Debian's archive, under /usr/share/java);
+#   2. Debian's OpenJDK 17 and Gson installed into it (apt, from Debian's archive, Gson
+#      under /usr/share/java);
 #   3. the runtime library (src/saloon: package saloon and each game's typed views) copied
 #      in and compiled once into /opt/saloon/java/saloon.jar, so a bot's build compiles
 #      only the bot's own files, offline.

@@ -4,6 +4,7 @@ import com.google.gson.Gson;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,13 +23,17 @@ public final class Decision {
     public final int index;
     public final Match match;
     public final Clock clock;
-    private final JsonArray legal;
+    /** The legal actions' JSON text, parsed when first read ({@link #legal()}). */
+    private final String legalJson;
+    private final int count;
+    private JsonArray legal;
 
-    Decision(String kind, String observation, JsonArray legal, int index, Match match,
-            Clock clock) {
+    Decision(String kind, String observation, String legalJson, int count, int index,
+            Match match, Clock clock) {
         this.kind = kind;
         this.observation = observation;
-        this.legal = legal;
+        this.legalJson = legalJson;
+        this.count = count;
         this.index = index;
         this.match = match;
         this.clock = clock;
@@ -36,12 +41,74 @@ public final class Decision {
 
     /** The legal actions, each a JSON value; {@link Bot#act} returns the index of one. */
     public JsonArray legal() {
+        if (legal == null) {
+            try {
+                legal = JsonParser.parseString(legalJson).getAsJsonArray();
+            } catch (RuntimeException e) {
+                throw new IllegalStateException("the legal actions do not decode: "
+                        + e.getMessage(), e);
+            }
+        }
         return legal;
+    }
+
+    /** The legal actions' JSON text, as the referee sent it (an array). */
+    public String legalJson() {
+        return legalJson;
     }
 
     /** How many legal actions there are. */
     public int count() {
-        return legal.size();
+        return count;
+    }
+
+    /**
+     * The number of values in the JSON array {@code json}, counted without parsing them
+     * (its top-level commas, strings and nesting minded), or -1 when it is not an array.
+     */
+    static int arrayLength(String json) {
+        int n = json.length();
+        int i = 0;
+        while (i < n && json.charAt(i) <= ' ') {
+            i++;
+        }
+        if (i == n || json.charAt(i) != '[') {
+            return -1;
+        }
+        int depth = 0;
+        int commas = 0;
+        boolean empty = true;
+        for (; i < n; i++) {
+            char c = json.charAt(i);
+            if (c == '"') {
+                for (i++; i < n && json.charAt(i) != '"'; i++) {
+                    if (json.charAt(i) == '\\') {
+                        i++;
+                    }
+                }
+                empty = false;
+            } else if (c == '[' || c == '{') {
+                if (depth == 1) {
+                    empty = false;
+                }
+                depth++;
+            } else if (c == ']' || c == '}') {
+                depth--;
+                if (depth == 0) {
+                    for (i++; i < n; i++) {
+                        if (json.charAt(i) > ' ') {
+                            return -1; // something after the array
+                        }
+                    }
+                    return empty ? 0 : commas + 1;
+                }
+            } else if (c == ',' && depth == 1) {
+                commas++;
+            } else if (c > ' ' && depth == 1) {
+                empty = false;
+            }
+        }
+        return -1; // not closed
     }
 
     /** Writes a line to the bot's stderr (kept with the match, marked by this decision). */
@@ -60,9 +127,10 @@ public final class Decision {
 
     /** The legal actions decoded as {@code type} (a game view's action), in order. */
     public <T> List<T> legal(Class<T> type) {
-        List<T> out = new ArrayList<>(legal.size());
+        JsonArray all = legal();
+        List<T> out = new ArrayList<>(all.size());
         try {
-            for (JsonElement action : legal) {
+            for (JsonElement action : all) {
                 out.add(GSON.fromJson(action, type));
             }
         } catch (JsonParseException e) {

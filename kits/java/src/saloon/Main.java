@@ -1,28 +1,21 @@
 package saloon;
 
-import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import io.grpc.MethodDescriptor;
-import io.grpc.Server;
-import io.grpc.ServerServiceDefinition;
-import io.grpc.netty.NettyServerBuilder;
-import io.grpc.stub.ServerCalls;
-import io.grpc.stub.StreamObserver;
-import io.netty.channel.DefaultEventLoopGroup;
-import io.netty.channel.local.LocalAddress;
-import io.netty.channel.local.LocalServerChannel;
-import java.io.ByteArrayInputStream;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
 import java.net.URL;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,14 +42,11 @@ public final class Main {
     /** The bot protocol's version this runtime speaks. */
     public static final int PROTOCOL_VERSION = 1;
 
-    private static final int MAX_REFEREE_MESSAGE_BYTES = 16 * 1024 * 1024;
     /** What the referee reads as the reason a bot did not load (the Python runtime's words). */
     private static final String LOAD_ERROR = "saloon.sdk.run: cannot load the bot: ";
     private static final int DETAIL_CHARS = 900;
 
     private static Marked output;
-    /** netty's own logger, kept quiet (its warnings are no business of the bot's stderr). */
-    private static final java.util.logging.Logger NETTY = java.util.logging.Logger.getLogger("io.netty");
 
     private Main() {}
 
@@ -104,16 +94,16 @@ public final class Main {
     // -- matches ---------------------------------------------------------------------------
 
     /** One Bot.Play stream: a match, or several on a kept stream. */
-    private static final class Session implements StreamObserver<byte[]> {
+    private static final class Session implements Http2.Call {
         private final Bot bot;
         private final CodeSource source;
         private final String name;
-        private final StreamObserver<byte[]> replies;
+        private final Http2.Stream replies;
         private Match match;
         private boolean keepStream;
         private boolean done;
 
-        Session(Bot bot, String name, StreamObserver<byte[]> replies) {
+        Session(Bot bot, String name, Http2.Stream replies) {
             this.bot = bot;
             this.source = bot.getClass().getProtectionDomain().getCodeSource();
             this.name = name;
@@ -146,18 +136,14 @@ public final class Main {
                         "decision request before a successful match start");
             }
             mark("decision " + Integer.toUnsignedString(r.index));
-            JsonArray legal;
-            try {
-                JsonElement parsed = JsonParser.parseString(r.legal.toStringUtf8());
-                if (!parsed.isJsonArray()) {
-                    throw new IllegalArgumentException("not an array");
-                }
-                legal = parsed.getAsJsonArray();
-            } catch (RuntimeException e) {
+            // The legal actions are counted here and parsed only when the bot reads them
+            // (Decision.legal()): a bot that reads the observation alone parses no JSON.
+            int count = Decision.arrayLength(r.legal);
+            if (count < 0) {
                 return Wire.error(r.index, Wire.ERROR_EXCEPTION,
-                        "the legal actions are not a JSON array: " + e.getMessage());
+                        "the legal actions are not a JSON array");
             }
-            Decision d = new Decision(r.kind, r.observation.toStringUtf8(), legal, r.index, match,
+            Decision d = new Decision(r.kind, r.observation, r.legal, count, r.index, match,
                     new Clock(r.decisionMs, r.bankMs, started));
             int choice;
             try {
@@ -176,8 +162,8 @@ public final class Main {
                 }
                 return Wire.error(r.index, Wire.ERROR_EXCEPTION, detail);
             }
-            if (choice < 0 || choice >= legal.size()) {
-                String detail = choice + " is not the index of one of the " + legal.size()
+            if (choice < 0 || choice >= count) {
+                String detail = choice + " is not the index of one of the " + count
                         + " legal actions";
                 System.err.println("decision " + r.index + ": " + detail);
                 return Wire.error(r.index, Wire.ERROR_ILLEGAL_CHOICE, detail);
@@ -186,7 +172,7 @@ public final class Main {
         }
 
         @Override
-        public void onNext(byte[] frame) {
+        public void message(byte[] frame) {
             if (done) {
                 return;
             }
@@ -195,9 +181,8 @@ public final class Main {
                 message = Wire.decodeToBot(frame);
             } catch (IOException e) {
                 done = true;
-                replies.onError(io.grpc.Status.INVALID_ARGUMENT
-                        .withDescription("a message the runtime cannot read: " + e.getMessage())
-                        .asRuntimeException());
+                replies.close(Http2.INVALID_ARGUMENT,
+                        "a message the runtime cannot read: " + e.getMessage());
                 return;
             }
             byte[] reply;
@@ -209,7 +194,7 @@ public final class Main {
                 mark("end");
                 if (!keepStream) {
                     done = true;
-                    replies.onCompleted();
+                    replies.close(Http2.OK, null);
                     return;
                 }
                 match = null;
@@ -217,52 +202,21 @@ public final class Main {
             } else {
                 return;
             }
-            replies.onNext(reply);
+            replies.send(reply);
         }
 
         @Override
-        public void onError(Throwable t) {
+        public void cancelled() {
             done = true;
         }
 
         @Override
-        public void onCompleted() {
+        public void halfClosed() {
             if (!done) {
                 done = true;
-                replies.onCompleted();
+                replies.close(Http2.OK, null);
             }
         }
-    }
-
-    /** Passes the runtime's hand-encoded messages through as bytes. */
-    private static final class Raw implements MethodDescriptor.Marshaller<byte[]> {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    }
-
-    private static ServerServiceDefinition service(Bot bot, String name) {
-        Raw raw = new Raw();
-        MethodDescriptor<byte[], byte[]> play = MethodDescriptor.<byte[], byte[]>newBuilder()
-                .setType(MethodDescriptor.MethodType.BIDI_STREAMING)
-                .setFullMethodName(MethodDescriptor.generateFullMethodName("saloon.v1.Bot", "Play"))
-                .setRequestMarshaller(raw)
-                .setResponseMarshaller(raw)
-                .build();
-        return ServerServiceDefinition.builder("saloon.v1.Bot")
-                .addMethod(play, ServerCalls.asyncBidiStreamingCall(
-                        replies -> new Session(bot, name, replies)))
-                .build();
     }
 
     private static Bot load(String className, String jar) throws Exception {
@@ -281,6 +235,53 @@ public final class Main {
                     "class " + className + " does not implement saloon.Bot (int act(Decision d))");
         }
         return (Bot) type.getDeclaredConstructor().newInstance();
+    }
+
+    /** Makes each stream's session. (Classes, not lambdas, here and below: a lambda's
+     * bootstrap costs a JVM that lives one match more than the class does.) */
+    private static final class Sessions implements Http2.Handler {
+        private final Bot bot;
+        private final String name;
+
+        Sessions(Bot bot, String name) {
+            this.bot = bot;
+            this.name = name;
+        }
+
+        @Override
+        public Http2.Call open(Http2.Stream stream) {
+            return new Session(bot, name, stream);
+        }
+    }
+
+    /** On SIGTERM or SIGINT: the listener closed (the accept loop ends), stderr flushed. */
+    private static final class Stop extends Thread {
+        private final ServerSocketChannel listener;
+
+        Stop(ServerSocketChannel listener) {
+            super("saloon-shutdown");
+            this.listener = listener;
+        }
+
+        @Override
+        public void run() {
+            try {
+                listener.close();
+            } catch (IOException e) {
+                // closing: nothing to do
+            }
+            System.err.flush();
+        }
+    }
+
+    /** This process's id: /proc/self's target on Linux (ProcessHandle's start-up is a
+     * lambda's bootstrap and a thread pool, for one number). */
+    private static String pid() {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc/self")).toString();
+        } catch (IOException | UnsupportedOperationException e) {
+            return Long.toString(ProcessHandle.current().pid());
+        }
     }
 
     private static void usage() {
@@ -316,7 +317,7 @@ public final class Main {
             Path marker = Path.of(socket + ".loading");
             Path tmp = Path.of(socket + ".loading.tmp");
             try {
-                Files.writeString(tmp, ProcessHandle.current().pid() + "\n");
+                Files.writeString(tmp, pid() + "\n");
                 Files.move(tmp, marker, StandardCopyOption.REPLACE_EXISTING,
                         StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException e) {
@@ -335,53 +336,50 @@ public final class Main {
             System.exit(2);
             return;
         }
-        NETTY.setLevel(java.util.logging.Level.SEVERE);
         output = new Marked(new FileOutputStream(FileDescriptor.err));
         PrintStream marked = new PrintStream(output, true, StandardCharsets.UTF_8);
         System.setOut(marked);
         System.setErr(marked);
 
-        // One event loop thread for the server and the bridge, and act runs on it (gRPC's
-        // direct executor): a decision crosses two threads (the socket's reader, the loop),
-        // not four. One stream is served at a time, as the Python runtime serves it.
-        DefaultEventLoopGroup loop = new DefaultEventLoopGroup(1);
-        NettyServerBuilder builder;
-        LocalAddress local = new LocalAddress("saloon-bot");
-        if (socket != null) {
-            builder = NettyServerBuilder.forAddress(local)
-                    .channelType(LocalServerChannel.class)
-                    .bossEventLoopGroup(loop)
-                    .workerEventLoopGroup(loop);
-        } else {
-            builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port));
-        }
-        Server server = builder
-                .maxInboundMessageSize(MAX_REFEREE_MESSAGE_BYTES)
-                .directExecutor()
-                .addService(service(bot, name))
-                .build();
-        Bridge bridge = null;
+        ServerSocketChannel listener;
         try {
-            server.start();
             if (socket != null) {
-                bridge = new Bridge(Path.of(socket), loop, local);
-                bridge.start();
+                Path path = Path.of(socket);
+                Files.deleteIfExists(path);
+                listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+                listener.bind(UnixDomainSocketAddress.of(path));
             } else {
-                System.err.println("saloon runtime: serving on 127.0.0.1:" + server.getPort());
+                listener = ServerSocketChannel.open();
+                listener.bind(new InetSocketAddress("127.0.0.1", port));
+                System.err.println("saloon runtime: serving on 127.0.0.1:"
+                        + ((InetSocketAddress) listener.getLocalAddress()).getPort());
             }
         } catch (IOException e) {
             System.err.println("saloon runtime: cannot serve: " + e);
             System.err.flush();
             System.exit(1);
+            return;
         }
-        Bridge opened = bridge;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (opened != null) {
-                opened.close();
+        Runtime.getRuntime().addShutdownHook(new Stop(listener));
+
+        // Each connection is served by a thread of its own (its frames read, its streams'
+        // calls made there, act included); the bot is called by one thread at a time.
+        Http2.Handler handler = new Sessions(bot, name);
+        Object lock = new Object();
+        for (int n = 1; ; n++) {
+            SocketChannel client;
+            try {
+                client = listener.accept();
+            } catch (IOException e) {
+                return; // the listener is closed: the runtime stops
             }
-            server.shutdownNow();
-            System.err.flush();
-        }, "saloon-shutdown"));
-        server.awaitTermination();
+            if (socket == null) {
+                client.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            }
+            Thread serving = new Thread(new Http2.Connection(client, handler, lock),
+                    "saloon-connection-" + n);
+            serving.setDaemon(true);
+            serving.start();
+        }
     }
 }

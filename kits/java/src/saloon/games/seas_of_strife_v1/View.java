@@ -2,6 +2,11 @@
 package saloon.games.seas_of_strife_v1;
 
 import com.google.gson.annotations.SerializedName;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
+import java.util.ArrayList;
 import java.util.List;
 
 /** The typed view of Seas of Strife: trick avoidance, 3-6 seats */
@@ -86,17 +91,44 @@ public final class View {
         Decision(saloon.Decision raw) {
             this.raw = raw;
             this.kind = raw.kind;
-            this.observation = raw.observation(Observation.class);
+            try (JsonReader in = reader(raw.observation)) {
+                this.observation = readObservation(in);
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "the observation does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a CHOOSE_LEADER decision, in order: act returns the index of one. */
         public List<ChooseLeader> legalChooseLeader() {
-            return raw.legal(ChooseLeader.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<ChooseLeader> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readChooseLeader(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a PLAY_CARD decision, in order: act returns the index of one. */
         public List<PlayCard> legalPlayCard() {
-            return raw.legal(PlayCard.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<PlayCard> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readPlayCard(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
     }
 
@@ -104,5 +136,164 @@ public final class View {
      * bot's error). */
     public static Decision of(saloon.Decision d) {
         return new Decision(d);
+    }
+
+    // -- decoding: each type read from JSON text by code of its own, not reflection
+    // (a JVM that lives one match runs Gson's reflective decoding interpreted).
+
+    private static JsonReader reader(String json) {
+        JsonReader in = new JsonReader(new StringReader(json));
+        in.setLenient(true); // as Gson's fromJson reads
+        return in;
+    }
+
+    private static boolean isNull(JsonReader in) throws IOException {
+        if (in.peek() == JsonToken.NULL) {
+            in.nextNull();
+            return true;
+        }
+        return false;
+    }
+
+    private static ChooseLeader readChooseLeader(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        ChooseLeader o = new ChooseLeader();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static CompletedTrick readCompletedTrick(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        CompletedTrick o = new CompletedTrick();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "leader" -> o.leader = in.nextInt();
+                case "cards" -> o.cards = readListOfInteger(in);
+                case "winner" -> o.winner = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Integer readInteger(JsonReader in) throws IOException {
+        return isNull(in) ? null : in.nextInt();
+    }
+
+    private static List<CompletedTrick> readListOfCompletedTrick(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<CompletedTrick> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readCompletedTrick(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<Integer> readListOfInteger(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Integer> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readInteger(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<PlayedCard> readListOfPlayedCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<PlayedCard> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readPlayedCard(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static Observation readObservation(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Observation o = new Observation();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                case "num_players" -> o.numPlayers = in.nextInt();
+                case "hand_number" -> o.handNumber = in.nextInt();
+                case "hand" -> o.hand = readListOfInteger(in);
+                case "hand_sizes" -> o.handSizes = readListOfInteger(in);
+                case "leader" -> o.leader = in.nextInt();
+                case "trick" -> o.trick = readListOfPlayedCard(in);
+                case "completed_tricks" -> o.completedTricks = readListOfCompletedTrick(in);
+                case "tricks_taken" -> o.tricksTaken = readListOfInteger(in);
+                case "points" -> o.points = readListOfInteger(in);
+                case "end_threshold" -> o.endThreshold = in.nextInt();
+                case "to_play" -> o.toPlay = in.nextInt();
+                case "decision" -> o.decision = readString(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static PlayCard readPlayCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        PlayCard o = new PlayCard();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static PlayedCard readPlayedCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        PlayedCard o = new PlayedCard();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                case "card" -> o.card = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static String readString(JsonReader in) throws IOException {
+        return isNull(in) ? null : in.nextString();
     }
 }

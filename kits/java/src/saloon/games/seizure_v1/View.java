@@ -4,12 +4,20 @@ package saloon.games.seizure_v1;
 import com.google.gson.JsonDeserializationContext;
 import com.google.gson.JsonDeserializer;
 import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
 import com.google.gson.JsonSerializationContext;
 import com.google.gson.JsonSerializer;
 import com.google.gson.annotations.JsonAdapter;
 import com.google.gson.annotations.SerializedName;
+import com.google.gson.internal.bind.JsonTreeReader;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
 import java.lang.reflect.Type;
+import java.util.ArrayList;
 import java.util.List;
 
 /** The typed view of Seizure: shedding with two-coloured cards, 2-6 seats */
@@ -417,37 +425,108 @@ public final class View {
         Decision(saloon.Decision raw) {
             this.raw = raw;
             this.kind = raw.kind;
-            this.observation = raw.observation(Observation.class);
+            try (JsonReader in = reader(raw.observation)) {
+                this.observation = readObservation(in);
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "the observation does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a DEAL_SIZE decision, in order: act returns the index of one. */
         public List<DealSize> legalDealSize() {
-            return raw.legal(DealSize.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<DealSize> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readDealSize(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a DRAW decision, in order: act returns the index of one. */
         public List<Draw> legalDraw() {
-            return raw.legal(Draw.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<Draw> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readDraw(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a GIVE_CARD decision, in order: act returns the index of one. */
         public List<GiveCard> legalGiveCard() {
-            return raw.legal(GiveCard.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<GiveCard> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readGiveCard(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a GIVE_TO decision, in order: act returns the index of one. */
         public List<GiveTo> legalGiveTo() {
-            return raw.legal(GiveTo.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<GiveTo> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readGiveTo(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a PLAY_CARD decision, in order: act returns the index of one. */
         public List<PlayCard> legalPlayCard() {
-            return raw.legal(PlayCard.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<PlayCard> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readPlayCard(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a TRADE_PARTNER decision, in order: act returns the index of one. */
         public List<TradePartner> legalTradePartner() {
-            return raw.legal(TradePartner.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<TradePartner> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readTradePartner(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
     }
 
@@ -455,5 +534,612 @@ public final class View {
      * bot's error). */
     public static Decision of(saloon.Decision d) {
         return new Decision(d);
+    }
+
+    // -- decoding: each type read from JSON text by code of its own, not reflection
+    // (a JVM that lives one match runs Gson's reflective decoding interpreted).
+
+    private static JsonReader reader(String json) {
+        JsonReader in = new JsonReader(new StringReader(json));
+        in.setLenient(true); // as Gson's fromJson reads
+        return in;
+    }
+
+    private static boolean isNull(JsonReader in) throws IOException {
+        if (in.peek() == JsonToken.NULL) {
+            in.nextNull();
+            return true;
+        }
+        return false;
+    }
+
+    private static Card readCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Card o = new Card();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "id" -> o.id = in.nextInt();
+                case "kind" -> o.kind = readCardKind(in);
+                case "colours" -> o.colours = readListOfColour(in);
+                case "number" -> o.number = readInteger(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static CardKind readCardKind(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        String value = in.nextString();
+        return switch (value) {
+            case "number" -> CardKind.NUMBER;
+            case "to_the_left" -> CardKind.TO_THE_LEFT;
+            case "to_the_right" -> CardKind.TO_THE_RIGHT;
+            case "direct_trade" -> CardKind.DIRECT_TRADE;
+            case "plus_three" -> CardKind.PLUS_THREE;
+            case "minus_three" -> CardKind.MINUS_THREE;
+            default -> throw new IOException("CardKind: no value " + value);
+        };
+    }
+
+    private static Colour readColour(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        String value = in.nextString();
+        return switch (value) {
+            case "red" -> Colour.RED;
+            case "blue" -> Colour.BLUE;
+            case "green" -> Colour.GREEN;
+            case "yellow" -> Colour.YELLOW;
+            default -> throw new IOException("Colour: no value " + value);
+        };
+    }
+
+    private static DealEvent readDealEventRest(JsonReader in, DealEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "dealer" -> o.dealer = in.nextInt();
+                case "hand_size" -> o.handSize = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static DealSize readDealSize(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        DealSize o = new DealSize();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "hand_size" -> o.handSize = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Draw readDraw(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Draw o = new Draw();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "draw" -> o.draw = in.nextBoolean();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static DrawEvent readDrawEventRest(JsonReader in, DrawEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "seat" -> o.seat = in.nextInt();
+                case "card" -> o.card = readCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static EndRule readEndRule(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        String value = in.nextString();
+        return switch (value) {
+            case "rounds" -> EndRule.ROUNDS;
+            case "gap" -> EndRule.GAP;
+            default -> throw new IOException("EndRule: no value " + value);
+        };
+    }
+
+    private static Event readEvent(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Event u = new Event();
+        in.beginObject();
+        String name = in.hasNext() ? in.nextName() : null;
+        if ("type".equals(name)) {
+            // The tag first, as the engines write it: the variant is read on from here.
+            u.tag = isNull(in) ? null : in.nextString();
+            return readEventVariant(in, u);
+        }
+        // The tag later (or missing): the object is read whole, then read again as
+        // its variant.
+        JsonObject json = new JsonObject();
+        for (; name != null; name = in.hasNext() ? in.nextName() : null) {
+            json.add(name, JsonParser.parseReader(in));
+        }
+        in.endObject();
+        JsonElement head = json.get("type");
+        u.tag = head == null || head.isJsonNull() ? null : head.getAsString();
+        JsonReader tree = new JsonTreeReader(json);
+        tree.beginObject();
+        return readEventVariant(tree, u);
+    }
+
+    private static Event readEventVariant(JsonReader in, Event u) throws IOException {
+        switch (u.tag == null ? "" : u.tag) {
+            case "deal" -> u.dealEvent = readDealEventRest(in, new DealEvent(), u.tag);
+            case "flip" -> u.flipEvent = readFlipEventRest(in, new FlipEvent(), u.tag);
+            case "play" -> u.playEvent = readPlayEventRest(in, new PlayEvent(), u.tag);
+            case "draw" -> u.drawEvent = readDrawEventRest(in, new DrawEvent(), u.tag);
+            case "pass" -> u.passEvent = readPassEventRest(in, new PassEvent(), u.tag);
+            case "give" -> u.giveEvent = readGiveEventRest(in, new GiveEvent(), u.tag);
+            case "hands_left" -> u.handsLeftEvent = readHandsLeftEventRest(in, new HandsLeftEvent(), u.tag);
+            case "hands_right" -> u.handsRightEvent = readHandsRightEventRest(in, new HandsRightEvent(), u.tag);
+            case "trade" -> u.tradeEvent = readTradeEventRest(in, new TradeEvent(), u.tag);
+            case "reset" -> u.resetEvent = readResetEventRest(in, new ResetEvent(), u.tag);
+            case "reshuffle" -> u.reshuffleEvent = readReshuffleEventRest(in, new ReshuffleEvent(), u.tag);
+            default -> throw new IOException("Event: unknown type " + u.tag);
+        }
+        return u;
+    }
+
+    private static FlipEvent readFlipEventRest(JsonReader in, FlipEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "card" -> o.card = readCard(in);
+                case "to_bottom" -> o.toBottom = in.nextBoolean();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static GiveCard readGiveCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        GiveCard o = new GiveCard();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = readCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static GiveEvent readGiveEventRest(JsonReader in, GiveEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "seat" -> o.seat = in.nextInt();
+                case "card" -> o.card = readCard(in);
+                case "to" -> o.to = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static GiveTo readGiveTo(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        GiveTo o = new GiveTo();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static HandsLeftEvent readHandsLeftEventRest(JsonReader in, HandsLeftEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "seat" -> o.seat = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static HandsRightEvent readHandsRightEventRest(JsonReader in, HandsRightEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "seat" -> o.seat = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Integer readInteger(JsonReader in) throws IOException {
+        return isNull(in) ? null : in.nextInt();
+    }
+
+    private static KnownCard readKnownCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        KnownCard o = new KnownCard();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                case "card" -> o.card = readCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static LastRound readLastRound(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        LastRound o = new LastRound();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "round" -> o.round = in.nextInt();
+                case "reason" -> o.reason = readRoundEnd(in);
+                case "points" -> o.points = readListOfInteger(in);
+                case "hands" -> o.hands = readListOfListCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static List<Card> readListOfCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Card> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readCard(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<Colour> readListOfColour(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Colour> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readColour(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<Event> readListOfEvent(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Event> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readEvent(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<Integer> readListOfInteger(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Integer> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readInteger(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<KnownCard> readListOfKnownCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<KnownCard> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readKnownCard(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<List<Card>> readListOfListCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<List<Card>> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readListOfCard(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<List<NothingPlayable>> readListOfListNothingPlayable(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<List<NothingPlayable>> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readListOfNothingPlayable(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<NothingPlayable> readListOfNothingPlayable(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<NothingPlayable> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readNothingPlayable(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static NothingPlayable readNothingPlayable(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        NothingPlayable o = new NothingPlayable();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "reference" -> o.reference = readCard(in);
+                case "value" -> o.value = in.nextInt();
+                case "at_most" -> o.atMost = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Observation readObservation(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Observation o = new Observation();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                case "num_players" -> o.numPlayers = in.nextInt();
+                case "end" -> o.end = readEndRule(in);
+                case "round" -> o.round = in.nextInt();
+                case "dealer" -> o.dealer = in.nextInt();
+                case "deal_size" -> o.dealSize = in.nextInt();
+                case "deals" -> o.deals = readListOfInteger(in);
+                case "scores" -> o.scores = readListOfInteger(in);
+                case "phase" -> o.phase = readPhase(in);
+                case "to_play" -> o.toPlay = in.nextInt();
+                case "decision" -> o.decision = readString(in);
+                case "hand" -> o.hand = readListOfCard(in);
+                case "hand_sizes" -> o.handSizes = readListOfInteger(in);
+                case "draw_pile_size" -> o.drawPileSize = in.nextInt();
+                case "draw_pile_bottom" -> o.drawPileBottom = readListOfCard(in);
+                case "play_pile" -> o.playPile = readListOfCard(in);
+                case "reference" -> o.reference = readCard(in);
+                case "reference_value" -> o.referenceValue = in.nextInt();
+                case "reset_active" -> o.resetActive = in.nextBoolean();
+                case "turn" -> o.turn = in.nextInt();
+                case "draws_in_a_row" -> o.drawsInARow = in.nextInt();
+                case "stalemate_passes" -> o.stalematePasses = in.nextInt();
+                case "giver" -> o.giver = readInteger(in);
+                case "gives_left" -> o.givesLeft = in.nextInt();
+                case "gift" -> o.gift = readCard(in);
+                case "known" -> o.known = readListOfKnownCard(in);
+                case "reshuffled" -> o.reshuffled = readListOfCard(in);
+                case "nothing_playable" -> o.nothingPlayable = readListOfListNothingPlayable(in);
+                case "events" -> o.events = readListOfEvent(in);
+                case "last_round" -> o.lastRound = readLastRound(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static PassEvent readPassEventRest(JsonReader in, PassEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "seat" -> o.seat = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Phase readPhase(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        String value = in.nextString();
+        return switch (value) {
+            case "CHANCE" -> Phase.CHANCE;
+            case "TURN" -> Phase.TURN;
+            case "GIVE" -> Phase.GIVE;
+            case "TRADE" -> Phase.TRADE;
+            case "DEAL_SIZE" -> Phase.DEAL_SIZE;
+            case "OVER" -> Phase.OVER;
+            default -> throw new IOException("Phase: no value " + value);
+        };
+    }
+
+    private static PlayCard readPlayCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        PlayCard o = new PlayCard();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = readCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static PlayEvent readPlayEventRest(JsonReader in, PlayEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "seat" -> o.seat = in.nextInt();
+                case "card" -> o.card = readCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static ResetEvent readResetEventRest(JsonReader in, ResetEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static ReshuffleEvent readReshuffleEventRest(JsonReader in, ReshuffleEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "cards" -> o.cards = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static RoundEnd readRoundEnd(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        String value = in.nextString();
+        return switch (value) {
+            case "out" -> RoundEnd.OUT;
+            case "stalemate" -> RoundEnd.STALEMATE;
+            case "turn_cap" -> RoundEnd.TURN_CAP;
+            default -> throw new IOException("RoundEnd: no value " + value);
+        };
+    }
+
+    private static String readString(JsonReader in) throws IOException {
+        return isNull(in) ? null : in.nextString();
+    }
+
+    private static TradeEvent readTradeEventRest(JsonReader in, TradeEvent o, String tag) throws IOException {
+        o.type = tag;
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "type" -> o.type = readString(in);
+                case "seat" -> o.seat = in.nextInt();
+                case "partner" -> o.partner = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static TradePartner readTradePartner(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        TradePartner o = new TradePartner();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
     }
 }

@@ -2,6 +2,11 @@
 package saloon.games.western_showdown_v1;
 
 import com.google.gson.annotations.SerializedName;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
+import java.util.ArrayList;
 import java.util.List;
 
 /** The typed view of Western Legends: Showdown: location battles, 2 seats */
@@ -218,52 +223,156 @@ public final class View {
         Decision(saloon.Decision raw) {
             this.raw = raw;
             this.kind = raw.kind;
-            this.observation = raw.observation(Observation.class);
+            try (JsonReader in = reader(raw.observation)) {
+                this.observation = readObservation(in);
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "the observation does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a ACTIVATE decision, in order: act returns the index of one. */
         public List<Activate> legalActivate() {
-            return raw.legal(Activate.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<Activate> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readActivate(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a CHEAT_PICK decision, in order: act returns the index of one. */
         public List<Pick> legalCheatPick() {
-            return raw.legal(Pick.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<Pick> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readPick(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a DETERMINATION_EXTRA decision, in order: act returns the index of one. */
         public List<DeterminationExtra> legalDeterminationExtra() {
-            return raw.legal(DeterminationExtra.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<DeterminationExtra> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readDeterminationExtra(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a MULLIGAN decision, in order: act returns the index of one. */
         public List<Mulligan> legalMulligan() {
-            return raw.legal(Mulligan.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<Mulligan> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readMulligan(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a SADDLE_DEST decision, in order: act returns the index of one. */
         public List<SaddleDest> legalSaddleDest() {
-            return raw.legal(SaddleDest.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<SaddleDest> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readSaddleDest(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a STICK_DEST decision, in order: act returns the index of one. */
         public List<StickDest> legalStickDest() {
-            return raw.legal(StickDest.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<StickDest> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readStickDest(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a STICK_SOURCE decision, in order: act returns the index of one. */
         public List<Pick> legalStickSource() {
-            return raw.legal(Pick.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<Pick> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readPick(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a TURN decision, in order: act returns the index of one. */
         public List<Turn> legalTurn() {
-            return raw.legal(Turn.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<Turn> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readTurn(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
 
         /** The legal actions of a WALLOP_SECOND decision, in order: act returns the index of one. */
         public List<WallopSecond> legalWallopSecond() {
-            return raw.legal(WallopSecond.class);
+            try (JsonReader in = reader(raw.legalJson())) {
+                List<WallopSecond> out = new ArrayList<>(raw.count());
+                in.beginArray();
+                while (in.hasNext()) {
+                    out.add(readWallopSecond(in));
+                }
+                in.endArray();
+                return out;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "a legal action does not decode: " + e.getMessage(), e);
+            }
         }
     }
 
@@ -271,5 +380,420 @@ public final class View {
      * bot's error). */
     public static Decision of(saloon.Decision d) {
         return new Decision(d);
+    }
+
+    // -- decoding: each type read from JSON text by code of its own, not reflection
+    // (a JVM that lives one match runs Gson's reflective decoding interpreted).
+
+    private static JsonReader reader(String json) {
+        JsonReader in = new JsonReader(new StringReader(json));
+        in.setLenient(true); // as Gson's fromJson reads
+        return in;
+    }
+
+    private static boolean isNull(JsonReader in) throws IOException {
+        if (in.peek() == JsonToken.NULL) {
+            in.nextNull();
+            return true;
+        }
+        return false;
+    }
+
+    private static AbilityName readAbilityName(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        String value = in.nextString();
+        return switch (value) {
+            case "WALLOP" -> AbilityName.WALLOP;
+            case "DETERMINATION" -> AbilityName.DETERMINATION;
+            case "BULLETPROOF" -> AbilityName.BULLETPROOF;
+            case "SADDLE UP" -> AbilityName.SADDLE_UP;
+            case "STICK 'EM UP" -> AbilityName.STICK_EM_UP;
+            case "CHEAT" -> AbilityName.CHEAT;
+            case "LIVING LEGEND" -> AbilityName.LIVING_LEGEND;
+            default -> throw new IOException("AbilityName: no value " + value);
+        };
+    }
+
+    private static Activate readActivate(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Activate o = new Activate();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "yes" -> o.yes = in.nextBoolean();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Boolean readBoolean(JsonReader in) throws IOException {
+        return isNull(in) ? null : in.nextBoolean();
+    }
+
+    private static Card readCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Card o = new Card();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "id" -> o.id = in.nextInt();
+                case "colour" -> o.colour = readColour(in);
+                case "value" -> o.value = in.nextInt();
+                case "ability" -> o.ability = readAbilityName(in);
+                case "owner" -> o.owner = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Colour readColour(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        String value = in.nextString();
+        return switch (value) {
+            case "red" -> Colour.RED;
+            case "black" -> Colour.BLACK;
+            default -> throw new IOException("Colour: no value " + value);
+        };
+    }
+
+    private static DeterminationExtra readDeterminationExtra(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        DeterminationExtra o = new DeterminationExtra();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = readInteger(in);
+                case "location" -> o.location = readInteger(in);
+                case "skip" -> o.skip = readBoolean(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static GameResult readGameResult(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        GameResult o = new GameResult();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "start_player" -> o.startPlayer = in.nextInt();
+                case "winner" -> o.winner = in.nextInt();
+                case "cards_won" -> o.cardsWon = readListOfInteger(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Integer readInteger(JsonReader in) throws IOException {
+        return isNull(in) ? null : in.nextInt();
+    }
+
+    private static List<Boolean> readListOfBoolean(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Boolean> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readBoolean(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<Card> readListOfCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Card> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readCard(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<GameResult> readListOfGameResult(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<GameResult> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readGameResult(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<Integer> readListOfInteger(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Integer> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readInteger(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<List<Integer>> readListOfListInteger(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<List<Integer>> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readListOfInteger(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<Location> readListOfLocation(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<Location> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readLocation(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static List<StackCard> readListOfStackCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        List<StackCard> out = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+            out.add(readStackCard(in));
+        }
+        in.endArray();
+        return out;
+    }
+
+    private static Location readLocation(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Location o = new Location();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "id" -> o.id = in.nextInt();
+                case "name" -> o.name = readString(in);
+                case "condition" -> o.condition = readString(in);
+                case "stack" -> o.stack = readListOfStackCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Mulligan readMulligan(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Mulligan o = new Mulligan();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = readInteger(in);
+                case "done" -> o.done = readBoolean(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Observation readObservation(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Observation o = new Observation();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "seat" -> o.seat = in.nextInt();
+                case "num_players" -> o.numPlayers = in.nextInt();
+                case "best_of" -> o.bestOf = in.nextInt();
+                case "game_number" -> o.gameNumber = in.nextInt();
+                case "games_won" -> o.gamesWon = readListOfInteger(in);
+                case "previous_games" -> o.previousGames = readListOfGameResult(in);
+                case "start_player" -> o.startPlayer = in.nextInt();
+                case "hand" -> o.hand = readListOfCard(in);
+                case "hand_sizes" -> o.handSizes = readListOfInteger(in);
+                case "draw_pile" -> o.drawPile = readListOfCard(in);
+                case "draw_pile_sizes" -> o.drawPileSizes = readListOfInteger(in);
+                case "mulligan_discards" -> o.mulliganDiscards = readListOfInteger(in);
+                case "locations" -> o.locations = readListOfLocation(in);
+                case "won_sizes" -> o.wonSizes = readListOfInteger(in);
+                case "played" -> o.played = readListOfListInteger(in);
+                case "reputation" -> o.reputation = in.nextInt();
+                case "pass_blocked" -> o.passBlocked = readListOfBoolean(in);
+                case "pending" -> o.pending = readPending(in);
+                case "to_play" -> o.toPlay = in.nextInt();
+                case "decision" -> o.decision = readString(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Pending readPending(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Pending o = new Pending();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = readCard(in);
+                case "location" -> o.location = in.nextInt();
+                case "picked" -> o.picked = readCard(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static Pick readPick(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Pick o = new Pick();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = in.nextInt();
+                case "location" -> o.location = in.nextInt();
+                case "position" -> o.position = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static SaddleDest readSaddleDest(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        SaddleDest o = new SaddleDest();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "location" -> o.location = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static StackCard readStackCard(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        StackCard o = new StackCard();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "id" -> o.id = in.nextInt();
+                case "colour" -> o.colour = readColour(in);
+                case "value" -> o.value = in.nextInt();
+                case "ability" -> o.ability = readAbilityName(in);
+                case "owner" -> o.owner = in.nextInt();
+                case "bulletproof" -> o.bulletproof = in.nextBoolean();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static StickDest readStickDest(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        StickDest o = new StickDest();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "location" -> o.location = in.nextInt();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static String readString(JsonReader in) throws IOException {
+        return isNull(in) ? null : in.nextString();
+    }
+
+    private static Turn readTurn(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        Turn o = new Turn();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "card" -> o.card = readInteger(in);
+                case "location" -> o.location = readInteger(in);
+                case "pass" -> o.pass = readBoolean(in);
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
+    }
+
+    private static WallopSecond readWallopSecond(JsonReader in) throws IOException {
+        if (isNull(in)) {
+            return null;
+        }
+        WallopSecond o = new WallopSecond();
+        in.beginObject();
+        while (in.hasNext()) {
+            switch (in.nextName()) {
+                case "yes" -> o.yes = in.nextBoolean();
+                default -> in.skipValue();
+            }
+        }
+        in.endObject();
+        return o;
     }
 }
