@@ -6,11 +6,11 @@ Python bot (:class:`~saloon.referee.process.bot.BotProcess`: rlimits, its own ui
 its own PID namespace, an allow-listed environment). The runtime is the one the Node.js
 image carries (``saloon.kits`` ``js``), so a bot plays here as it plays in the arena.
 
-What it needs, each refused in one line when missing (:func:`node_unusable`): ``node`` on
-PATH, and the kit's ``node_modules`` (``npm ci`` in kits/js; ``deploy/dev.sh setup`` runs
-it). TypeScript is refused here: it is compiled once per version by its build step in the
-Node.js image, so ``--sandbox docker`` plays it exactly as the arena will (decided: a
-second, local compile path would be a second way a version is built).
+What it needs, refused in one line when missing (:func:`node_unusable`): ``node`` on PATH
+(the runtime uses node's own modules alone: no npm package). TypeScript is refused here:
+it is compiled once per version by its build step in the Node.js image, so ``--sandbox
+docker`` plays it exactly as the arena will (decided: a second, local compile path would
+be a second way a version is built).
 
 Node maps far more address space than it uses (V8 reserves its code range and heap
 cages up front: ~1 GiB virtual for ~55 MiB resident, measured on node 20 serving a
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 from saloon.kits import kit_dir
 from saloon.referee.limits import DEFAULT_SANDBOX_LIMITS, SandboxLimits
@@ -36,8 +35,6 @@ from saloon.sdk.languages import Language, detect_path
 NODE_ADDRESS_SPACE_HEADROOM_MB = 1024
 #: The kit's runtime entry point.
 RUN_JS = "run.js"
-#: A file that is there once the kit's npm packages are installed.
-GRPC_PACKAGE = Path("node_modules") / "@grpc" / "grpc-js" / "package.json"
 
 
 def node_unusable(language: Language) -> str | None:
@@ -56,8 +53,6 @@ def node_unusable(language: Language) -> str | None:
             "JavaScript bots in the process sandbox, or use --sandbox docker"
         )
     kit = kit_dir("js")
-    if not (kit / GRPC_PACKAGE).is_file():
-        return f"node_modules of kits/js missing: run npm ci in kits/js ({kit})"
     if os.geteuid() == 0 and not others_can_read(kit / RUN_JS):
         return f"the bots' uid cannot read {kit}: give it and the folders above it o+rx"
     return None

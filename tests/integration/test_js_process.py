@@ -43,7 +43,7 @@ def node_or_skip() -> None:
     if reason is not None:
         if services.in_ci():
             pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(f"SKIPPED, NEEDS NODE AND THE JS KIT'S node_modules: {reason}")
+        pytest.skip(f"SKIPPED, NEEDS NODE: {reason}")
 
 
 def kit_bot(tmp_path: Path, game: str, lang: str = "js") -> Path:

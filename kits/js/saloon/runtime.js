@@ -13,7 +13,7 @@
 
 const fs = require("fs");
 const path = require("path");
-const grpc = require("@grpc/grpc-js");
+const grpc = require("./grpc");
 const wire = require("./wire");
 
 const PROTOCOL_VERSION = 1;
@@ -28,7 +28,7 @@ const MARK = "\x1e[saloon] ";
 // -- stderr, marked by moment --------------------------------------------------------------
 let pendingMoment = null;
 let lineStart = true;
-const rawStderrWrite = process.stderr.write.bind(process.stderr);
+let rawStderrWrite = null;
 
 function markedWrite(chunk, encoding, callback) {
   const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
@@ -46,8 +46,13 @@ function mark(moment) {
 }
 
 // console.log in a bot is debugging output: stdout is kept free, it goes where stderr goes.
-process.stderr.write = markedWrite;
-process.stdout.write = markedWrite;
+function markOutput() {
+  pendingMoment = null;
+  lineStart = true;
+  rawStderrWrite = process.stderr.write.bind(process.stderr);
+  process.stderr.write = markedWrite;
+  process.stdout.write = markedWrite;
+}
 
 // -- errors, described on one line with the bot's file:line --------------------------------
 function whereOf(err) {
@@ -236,8 +241,16 @@ function play(factory, name) {
         call.end();
       }
     };
-    call.on("data", (message) => {
+    call.on("message", (buf) => {
       if (closed) return;
+      let message;
+      try {
+        message = wire.decodeToBot(buf);
+      } catch (err) {
+        closed = true;
+        call.fail(grpc.INTERNAL, `cannot decode a ToBot message: ${err.message}`);
+        return;
+      }
       const reply = session.handle(message);
       if (reply !== null) {
         call.write(reply);
@@ -251,23 +264,11 @@ function play(factory, name) {
       }
     });
     call.on("end", finish);
-    call.on("error", () => {
+    call.on("cancel", () => {
       closed = true;
     });
   };
 }
-
-const SERVICE = {
-  Play: {
-    path: PLAY_METHOD,
-    requestStream: true,
-    responseStream: true,
-    requestDeserialize: (buf) => wire.decodeToBot(buf),
-    requestSerialize: (x) => x,
-    responseSerialize: (buf) => buf,
-    responseDeserialize: (buf) => buf,
-  },
-};
 
 function parseArgs(argv) {
   const args = { bot: null, socket: null, port: null };
@@ -284,6 +285,7 @@ function parseArgs(argv) {
 }
 
 function main(argv) {
+  markOutput();
   let args;
   try {
     args = parseArgs(argv);
@@ -306,31 +308,24 @@ function main(argv) {
     }
     return 2;
   }
-  const server = new grpc.Server({
-    "grpc.max_receive_message_length": MAX_REFEREE_MESSAGE_BYTES,
-    "grpc.max_send_message_length": MAX_BOT_MESSAGE_BYTES,
-  });
-  server.addService(SERVICE, { Play: play(factory, path.basename(args.bot)) });
-  let address;
-  if (args.socket) {
-    try {
-      fs.unlinkSync(args.socket);
-    } catch (_) {
-      // not there: nothing to remove
-    }
-    address = `unix:${path.resolve(args.socket)}`;
-  } else {
-    address = `127.0.0.1:${args.port}`;
-  }
-  server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => {
-    if (err) {
+  const address = args.socket ? `unix:${path.resolve(args.socket)}` : `127.0.0.1:${args.port}`;
+  const server = grpc.serve({
+    socket: args.socket ? path.resolve(args.socket) : null,
+    port: args.port,
+    method: PLAY_METHOD,
+    maxReceive: MAX_REFEREE_MESSAGE_BYTES,
+    maxSend: MAX_BOT_MESSAGE_BYTES,
+    onCall: play(factory, path.basename(args.bot)),
+    onListening: (port) => {
+      if (args.port !== null) rawStderrWrite(`saloon runtime: serving ${args.bot} on 127.0.0.1:${port}\n`);
+    },
+    onError: (err) => {
       rawStderrWrite(`saloon runtime: cannot serve on ${address}: ${err.message}\n`);
       process.exit(1);
-    }
-    if (args.port !== null) rawStderrWrite(`saloon runtime: serving ${args.bot} on 127.0.0.1:${port}\n`);
+    },
   });
   const stop = () => {
-    server.forceShutdown();
+    server.close();
     process.exit(0);
   };
   process.on("SIGTERM", stop);
@@ -338,4 +333,4 @@ function main(argv) {
   return null;
 }
 
-module.exports = { main, loadBot, findBot, MatchSession, PROTOCOL_VERSION };
+module.exports = { main, play, loadBot, findBot, MatchSession, PROTOCOL_VERSION };
