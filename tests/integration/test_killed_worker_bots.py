@@ -11,6 +11,13 @@
   signal), and the process-group containment of a root referee (setpriv's change of uid
   clears the signal for good), each killed with -9.
 
+The tests of the sweep and of the windows run their workers and starters in a PID
+namespace of their own (tests.integration.own_pid_namespace): every keeper of this host
+sweeps the orphans of its namespace, whoever started them, so another test run's worker
+on a shared host swept the idle worker's orphan before it looked, and the window's step
+before the test saw it (the regression test
+test_another_keeper_on_the_host_never_sweeps_the_idle_workers_orphans_first).
+
 A bot process of a victim is found by what the test planted (its private bot file's name,
 or a token, on the command line) or by the victim's own bot folders as its TMPDIR
 (``saloon-bot-<victim pid>-...``, inherited by anything the bot starts): never by name.
@@ -37,6 +44,7 @@ from saloon.worker.seasons.run import create, start
 from saloon.worker.store.store import Store
 
 from .helpers import bot
+from .own_pid_namespace import OwnPidNamespace
 from .season_fixtures import Workers, queue_name, workers
 from .test_process_sandbox import fresh_seed, orphaning_starter, token_pids
 from .test_season_failures import private_slow_bot, season
@@ -55,10 +63,12 @@ GONE_WITHIN_S = 5.0
 WINDOW_S = 2.0
 
 
-def processes_of(worker: int, marker: str) -> dict[int, str]:
+def processes_of(worker: int, marker: str, named: int | None = None) -> dict[int, str]:
     """Live processes the worker ``worker`` started (pid: command line), found by the
-    test's ``marker`` on the command line or the worker's bot folders as their TMPDIR."""
-    folder = f"/saloon-bot-{worker}-".encode()
+    test's ``marker`` on the command line or the worker's bot folders as their TMPDIR
+    (named after ``named``, the worker's pid in its own PID namespace, by default
+    ``worker``)."""
+    folder = f"/saloon-bot-{worker if named is None else named}-".encode()
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -81,10 +91,12 @@ def end(pids: dict[int, str]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def gone(worker: int, marker: str, within: float = GONE_WITHIN_S) -> dict[int, str]:
+def gone(
+    worker: int, marker: str, within: float = GONE_WITHIN_S, named: int | None = None
+) -> dict[int, str]:
     """What of the worker's processes still runs after ``within`` s (nothing, at once)."""
     deadline = time.monotonic() + within
-    while (left := processes_of(worker, marker)) and time.monotonic() < deadline:
+    while (left := processes_of(worker, marker, named)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
 
@@ -109,7 +121,7 @@ def first_bot_process(worker: int, marker: str, timeout: float) -> bool:
 def test_no_bot_process_outlives_a_worker_killed_with_minus_9(
     redis_url: str, queue_name: str, workers: Workers, tmp_path: Path
 ) -> None:
-    path_bot = private_slow_bot(tmp_path)
+    path_bot = private_slow_bot(tmp_path, "sluggish_random.py")  # its match outlasts a kill
     url = str(tmp_path / "kills.db")
     sid = f"kill{uuid.uuid4().hex[:6]}"
     with Store.open(url) as store:
@@ -129,25 +141,60 @@ def test_no_bot_process_outlives_a_worker_killed_with_minus_9(
         assert left == {}, f"killed {delay} s after its bot started, the worker left {left}"
 
 
+#: What a keeper logs when its sweep removed something.
+SWEPT = re.compile(r"removed \d+ bot process\(es\) or container\(s\) of dead workers")
+
+
+@pytest.mark.usefixtures("as_root")
 def test_an_idle_workers_keeper_sweeps_bot_processes_whose_starter_died(
     redis_url: str, queue_name: str, workers: Workers
 ) -> None:
-    # The worker has nothing to play (its queue is empty): it never opened a sandbox.
-    workers.start(redis_url, queue_name)
-    _, token = fresh_seed()
-    starter = orphaning_starter(token)  # its bot process has no parent-death watch
-    starter.kill()
-    starter.wait()
-    assert token_pids(token), "the bot process died with its starter: nothing to sweep"
-    deadline = time.monotonic() + SWEEP_EVERY_S + 30  # the worker boots, then sweeps
-    while token_pids(token) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = token_pids(token)
-    end(dict.fromkeys(left, ""))
-    assert left == [], f"no keeper swept them\n{workers.logs()}"
-    assert re.search(
-        r"removed \d+ bot process\(es\) or container\(s\) of dead workers", workers.logs()
-    )
+    # The worker has nothing to play (its queue is empty): it never opened a sandbox. It
+    # and the starter run in a PID namespace of the test's own: no other keeper sweeps.
+    with OwnPidNamespace() as ns:
+        worker = workers.start(redis_url, queue_name, prefix=ns.prefix)
+        _, token = fresh_seed()
+        starter = orphaning_starter(token, prefix=ns.prefix)  # no parent-death watch
+        ns.kill(starter)
+        assert token_pids(token), "the bot process died with its starter: nothing to sweep"
+        assert wait_for(lambda: not token_pids(token), SWEEP_EVERY_S + 30), (
+            f"no keeper swept them\n{workers.logs()}"  # the worker boots, then sweeps
+        )
+        # Its line follows the kills the test saw (CI: read a moment too early, empty).
+        assert wait_for(lambda: SWEPT.search(workers.log(worker)), 10), workers.logs()
+
+
+@pytest.mark.usefixtures("as_root")
+def test_another_keeper_on_the_host_never_sweeps_the_idle_workers_orphans_first(
+    redis_url: str, queue_name: str, workers: Workers
+) -> None:
+    # The test above, when its worker and starter ran in the host's PID namespace: the
+    # keeper of any other worker of the host (another test run's, on a shared machine)
+    # swept its orphan first, and its own worker found nothing to sweep. Here such a
+    # keeper runs, and sweeps an orphan of the host's (a decoy) after the starter in the
+    # namespace died: it left the namespace's orphan to the worker there.
+    workers.start(redis_url, f"{queue_name}-elsewhere")
+    with OwnPidNamespace() as ns:
+        _, token = fresh_seed()
+        _, decoy = fresh_seed()
+        starter = orphaning_starter(token, prefix=ns.prefix)
+        host_starter = orphaning_starter(decoy)
+        ns.kill(starter)
+        host_starter.kill()
+        host_starter.wait()
+        try:
+            assert wait_for(lambda: not token_pids(decoy), SWEEP_EVERY_S + 30), (
+                f"no keeper of the host swept its orphan\n{workers.logs()}"
+            )
+        finally:
+            end(dict.fromkeys(token_pids(decoy), ""))
+        assert token_pids(token), "a keeper of the host swept the namespace's orphan"
+        worker = workers.start(redis_url, queue_name, prefix=ns.prefix)
+        assert wait_for(lambda: not token_pids(token), SWEEP_EVERY_S + 30), (
+            f"the namespace's keeper did not sweep\n{workers.logs()}"
+        )
+        # Its line follows the kills the test saw (CI: read a moment too early, empty).
+        assert wait_for(lambda: SWEPT.search(workers.log(worker)), 10), workers.logs()
 
 
 #: A "worker" that starts one watched bot process and sleeps: argv BOT CONTAINMENT DELAY
@@ -188,19 +235,24 @@ time.sleep(120)
 
 
 @contextlib.contextmanager
-def watched_starter(kind: str, delay: float, token: str) -> Iterator[tuple[int, Path]]:
-    """A starter process (STARTER) of a bot process: its pid and its bot's socket path;
-    killed at the end if the test did not, and what it left with it."""
+def watched_starter(kind: str, delay: float, token: str) -> Iterator[tuple[int, int, Path]]:
+    """A starter process (STARTER) of a bot process, in a PID namespace of its own (no
+    keeper of the host sweeps what it leaves: the chain alone must end it): its pid, its
+    pid in the namespace (what its bot folders are named after) and its bot's socket
+    path; at the end the namespace ends, and everything in it."""
     argv = [sys.executable, "-c", STARTER, bot("function_bot.py"), kind, str(delay), token]
-    starter = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-    try:
-        assert starter.stdout is not None
-        yield starter.pid, Path(starter.stdout.readline().strip())
-    finally:
-        if starter.poll() is None:
-            starter.kill()
-        starter.wait()
-        end(processes_of(starter.pid, token))
+    with OwnPidNamespace() as ns:
+        starter = subprocess.Popen([*ns.prefix, *argv], stdout=subprocess.PIPE, text=True)
+        try:
+            assert starter.stdout is not None
+            socket = Path(starter.stdout.readline().strip())
+            pid = ns.inner(starter)
+            yield pid, ns.pid_in(pid), socket
+        finally:
+            ns.close()
+            starter.wait()
+            assert starter.stdout is not None
+            starter.stdout.close()
 
 
 def wait_for(check: Callable[[], object], timeout: float = 30.0) -> bool:
@@ -219,13 +271,13 @@ def test_a_worker_dead_before_the_last_watch_never_gets_a_runtime() -> None:
     # parent-death signal; the worker is killed with -9 meanwhile, and unshare's parent
     # dies with it: the last watch finds them gone and never starts the runtime.
     token = f"saloon-window-{uuid.uuid4().hex[:8]}"
-    with watched_starter("pid-namespace", WINDOW_S, token) as (worker, socket):
+    with watched_starter("pid-namespace", WINDOW_S, token) as (worker, named, socket):
         in_window = socket.parent / "in-the-window"
         assert wait_for(in_window.exists), "the set-up never got to the window"
         os.kill(worker, signal.SIGKILL)
         time.sleep(0.3)
         assert token_of(worker, token), "nothing was left in the window: the test proves nothing"
-        left = gone(worker, token, within=WINDOW_S + GONE_WITHIN_S)
+        left = gone(worker, token, within=WINDOW_S + GONE_WITHIN_S, named=named)
         assert left == {}, f"the worker left {left}"
         assert not socket.exists() and not Path(f"{socket}.loading").exists()
 
@@ -235,10 +287,10 @@ def test_a_root_workers_runtime_in_a_process_group_dies_with_it() -> None:
     # Without PID namespaces a root worker's runtime is setpriv'd to its own uid in the
     # worker's child process: the change of uid cleared its parent-death signal for good.
     token = f"saloon-group-{uuid.uuid4().hex[:8]}"
-    with watched_starter("process-group", 0.0, token) as (worker, socket):
+    with watched_starter("process-group", 0.0, token) as (worker, named, socket):
         assert wait_for(socket.exists), "the bot runtime never served"
         os.kill(worker, signal.SIGKILL)
-        left = gone(worker, str(socket))
+        left = gone(worker, str(socket), named=named)
         assert left == {}, f"the worker left {left}"
 
 

@@ -27,6 +27,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from saloon.sdk.languages import SPECS
 from saloon.worker.errors import BuildFailed, ImageBuildError
 from saloon.worker.sandbox.images import BOT_ROOT, LABEL, base_image_id, build_context
 from saloon.worker.sandbox.packages import BotPackage
@@ -183,22 +184,21 @@ def _collect(
     code = int(status.get("StatusCode", -1))
     seconds = time.monotonic() - started
     text = _authors(bytes(messages[:BUILD_OUTPUT_CAP]).decode("utf-8", "replace"), step)
+    label = SPECS[package.language].label  # the name people read: "C++ build refused: ..."
     if why:
-        raise BuildFailed(f"{package.language} build refused: {why}{_tail(text)}")
+        raise BuildFailed(f"{label} build refused: {why}{_tail(text)}")
     if code != 0:
         oom = code == 137 and container.attrs.get("State", {}).get("OOMKilled")
         cause = "ran out of memory" if oom else f"failed (exit {code})"
-        raise BuildFailed(f"{package.language} build {cause}{_tail(text)}")
+        raise BuildFailed(f"{label} build {cause}{_tail(text)}")
     data = out.getvalue()
     try:
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             names = [m.name for m in tar.getmembers() if m.isfile()]
     except tarfile.TarError:
-        raise BuildFailed(
-            f"{package.language} build made no readable output{_tail(text)}"
-        ) from None
+        raise BuildFailed(f"{label} build made no readable output{_tail(text)}") from None
     if not names:
-        raise BuildFailed(f"{package.language} build made nothing{_tail(text)}")
+        raise BuildFailed(f"{label} build made nothing{_tail(text)}")
     log.info(
         "built %s (%s) in %.1f s: %d files", package.version, package.language, seconds, len(names)
     )

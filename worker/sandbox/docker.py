@@ -9,10 +9,18 @@ referee reaches the bot through ``bot.sock`` in it with a :class:`GrpcSeat`.
 
 The socket directory is a tmpfs volume of 64 KiB (when the referee runs as root: the
 engine's volume folder is only root's; it carries the container's labels and is removed
-with it), or a host temporary folder otherwise. The bot owns
-it until its runtime has bound the socket; then the referee takes it over (root-owned,
-0755), so the bot can no longer replace, move or add anything in it, and the referee only
-ever connects to a real socket there, never to a link.
+with it, or by name after it when the container was removed without it: an operator's
+``docker rm -f``; a sandbox's sweep and close remove the ones no container holds), or a
+host temporary folder otherwise. The bot owns it until its runtime has bound the socket;
+then the referee takes it over (root-owned, 0755), so the bot can no longer replace, move
+or add anything in it, and the referee only ever connects to a real socket there, never to a link.
+
+Bot images: a seat's image is looked up (and built when missing) once, then remembered by
+version and runtime image; the engine is asked again every :data:`IMAGE_RECHECK_S`,
+which marks the image used so that no worker's prune removes an image in use. An image
+removed anyway (another worker's prune, an operator's ``docker image prune``) is rebuilt
+when a container cannot be created for want of it, and the container created again: a
+missing image is the platform's to mend, never a bot's fault or a failed match.
 
 Warm pool: after a match that ended cleanly, a runtime goes back to the pool of its bot
 version (image, limits and container runtime) and serves that version's next match; after
@@ -71,6 +79,7 @@ from saloon.worker.sandbox.build import DEFAULT_BUILD_LIMITS, BuildLimits, build
 from saloon.worker.sandbox.docker_seat import DockerSeat
 from saloon.worker.sandbox.images import (
     LABEL,
+    MARK_EVERY_S,
     base_tag,
     current_bot_image,
     ensure_bot_image,
@@ -108,6 +117,11 @@ RUNSC_MIN_PIDS = 512
 #: referee's own environment ever reaches a bot).
 RUNTIME_ENVIRONMENT: dict[str, str] = {}
 _ENGINE_TIMEOUT_S = 60
+#: Seconds to wait for a container someone else is removing, before removing its volume.
+REMOVED_WAIT_S = 30
+#: How long a seat's image, once looked up, is used without asking the engine again (the
+#: lookup marks it used: well within the prune's idle time, images.PRUNE_MIN_IDLE_S).
+IMAGE_RECHECK_S = MARK_EVERY_S / 2
 
 
 def default_owner() -> str:
@@ -125,6 +139,9 @@ class Runtime:
     host_dir: Path
     #: A host folder to delete after the container (when not a volume).
     own_dir: Path | None
+    #: The socket directory's volume (when one): removed after the container, also when
+    #: the container was removed without it (an operator's ``docker rm -f``).
+    volume: str | None = None
     started: float = field(default_factory=time.time)
     last_used: float = field(default_factory=time.monotonic)
     matches: int = 0
@@ -182,7 +199,10 @@ class DockerSandbox(Sandbox):
         self.base = base_tag()
         self._use_volume = os.geteuid() == 0
         self._lock = threading.Lock()
-        self._images: dict[str, str] = {}
+        #: version@base -> (its image's tag, when the engine last said it was there).
+        self._images: dict[str, tuple[str, float]] = {}
+        #: version@base -> held while that image is looked up or built (see image).
+        self._looking_up: dict[str, threading.Lock] = {}
         self._idle: dict[tuple[str, SandboxLimits, str], list[Runtime]] = {}
         self._all: dict[str, Runtime] = {}
         self._closed = threading.Event()
@@ -225,8 +245,15 @@ class DockerSandbox(Sandbox):
         base = runtime_tag or (self.base if runtime.kit is None else runtime.tag())
         key = f"{package.version}@{base}"
         with self._lock:
-            tag = self._images.get(key)
-        if tag is None:
+            one_at_a_time = self._looking_up.setdefault(key, threading.Lock())
+        # One lookup or build of a version at a time: the seats of a version that come
+        # together (matches played at once, a rebuild after a prune) wait for the first's.
+        with one_at_a_time:
+            now = time.monotonic()  # upkeep only: when to ask the engine again
+            with self._lock:
+                cached = self._images.get(key)
+            if cached is not None and now - cached[1] < IMAGE_RECHECK_S:
+                return cached[0]
             tag = current_bot_image(self.client, package, base)
             if tag is None:
                 built = None
@@ -236,8 +263,19 @@ class DockerSandbox(Sandbox):
                     )
                 tag = ensure_bot_image(self.client, package, base, built)
             with self._lock:
-                self._images[key] = tag
-        return tag
+                self._images[key] = (tag, now)
+            return tag
+
+    def _rebuild(self, package: BotPackage, tag: str) -> str:
+        """The image ``tag`` was not in the engine (removed after it was looked up): forget
+        it, and build it again on the base it was built on."""
+        base: str | None = None
+        with self._lock:
+            for key in [k for k, (t, _) in self._images.items() if t == tag]:
+                base = key.split("@", 1)[1]  # version@base (see image)
+                del self._images[key]
+        log.warning("bot image %s was removed from the engine: building it again", tag)
+        return self.image(package, base)
 
     def info(self, limits: SandboxLimits) -> SandboxInfo:
         """What the record says about a seat of this sandbox."""
@@ -298,6 +336,7 @@ class DockerSandbox(Sandbox):
     def _start(
         self, package: BotPackage, tag: str, limits: SandboxLimits, key: tuple[Any, ...]
     ) -> Runtime:
+        import docker.errors
         import docker.types
 
         labels = {
@@ -329,46 +368,9 @@ class DockerSandbox(Sandbox):
             own_dir.chmod(0o777)  # the bot's uid binds its socket here; locked after
             mount = docker.types.Mount(target=SOCKET_DIR, source=str(own_dir), type="bind")
         try:
-            container = self.client.containers.create(
-                tag,
-                command=runtime_for(package.language).serve(package, f"{SOCKET_DIR}/{SOCKET_NAME}"),
-                name=f"saloon-bot-{uuid.uuid4().hex[:12]}",
-                labels=labels,
-                user=f"{BOT_UID}:{BOT_UID}",
-                working_dir="/tmp",
-                # The image's variables only (PATH, HOME, PYTHON*): nothing of the referee's.
-                environment=dict(RUNTIME_ENVIRONMENT),
-                network_mode="none",
-                read_only=True,
-                tmpfs={"/tmp": f"size={limits.tmpfs_mb}m,mode=1777,nosuid,nodev,noexec"},
-                mounts=[mount],
-                cap_drop=["ALL"],
-                security_opt=["no-new-privileges"],
-                mem_limit=f"{limits.memory_mb}m",
-                memswap_limit=f"{limits.memory_mb}m",
-                nano_cpus=int(limits.cpus * 1_000_000_000),
-                pids_limit=limits.pids
-                if self.runtime == "runc"
-                else max(limits.pids, RUNSC_MIN_PIDS),
-                ulimits=[
-                    docker.types.Ulimit(
-                        name="nofile", soft=limits.open_files, hard=limits.open_files
-                    )
-                ],
-                # An init as PID 1 reaps the bot's orphans and forwards signals.
-                init=True,
-                ipc_mode="private",
-                # /dev/shm is a tmpfs anyone may write: as small as /tmp.
-                shm_size=f"{limits.tmpfs_mb}m",
-                hostname="bot",
-                runtime=self.runtime,
-                log_config=docker.types.LogConfig(
-                    type="json-file", config={"max-size": LOG_MAX_SIZE, "max-file": "1"}
-                ),
-                stdin_open=False,
-                detach=True,
-            )
-        except docker.errors.APIError as exc:
+            options = self._container_options(package, limits, labels, mount)
+            container = self._create(package, tag, options)
+        except (docker.errors.APIError, WorkerError) as exc:  # WorkerError: a failed rebuild
             if own_dir is not None:
                 _remove_dir(own_dir)
             raise SandboxError(f"cannot create a container of {tag}: {exc}") from None
@@ -380,15 +382,71 @@ class DockerSandbox(Sandbox):
             container.start()
             if own_dir is None:
                 container.reload()
-                source = next(
-                    m["Source"] for m in container.attrs["Mounts"] if m["Destination"] == SOCKET_DIR
+                mount_info = next(
+                    m for m in container.attrs["Mounts"] if m["Destination"] == SOCKET_DIR
                 )
-                placeholder.host_dir = Path(source)
+                placeholder.host_dir = Path(mount_info["Source"])
+                placeholder.volume = mount_info.get("Name") or None
         except (docker.errors.APIError, StopIteration, KeyError) as exc:
             self._remove(placeholder)
             raise SandboxError(f"cannot start a container of {tag}: {exc}") from None
         log.debug("started %s (%s) for %s", container.id[:12], tag, package.version)
         return placeholder
+
+    def _create(self, package: BotPackage, tag: str, options: dict[str, Any]) -> Any:
+        """A container of ``tag`` (created, not started); its image is built again, once,
+        when it was removed from the engine since it was looked up."""
+        import docker.errors
+
+        try:
+            return self.client.containers.create(tag, **options)
+        except docker.errors.ImageNotFound:
+            return self.client.containers.create(self._rebuild(package, tag), **options)
+
+    def _container_options(
+        self,
+        package: BotPackage,
+        limits: SandboxLimits,
+        labels: dict[str, str],
+        mount: Any,
+    ) -> dict[str, Any]:
+        """What a runtime's container is created with (the lock-down: module docstring)."""
+        import docker.types
+
+        return dict(
+            command=runtime_for(package.language).serve(package, f"{SOCKET_DIR}/{SOCKET_NAME}"),
+            name=f"saloon-bot-{uuid.uuid4().hex[:12]}",
+            labels=labels,
+            user=f"{BOT_UID}:{BOT_UID}",
+            working_dir="/tmp",
+            # The image's variables only (PATH, HOME, PYTHON*): nothing of the referee's.
+            environment=dict(RUNTIME_ENVIRONMENT),
+            network_mode="none",
+            read_only=True,
+            tmpfs={"/tmp": f"size={limits.tmpfs_mb}m,mode=1777,nosuid,nodev,noexec"},
+            mounts=[mount],
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit=f"{limits.memory_mb}m",
+            memswap_limit=f"{limits.memory_mb}m",
+            nano_cpus=int(limits.cpus * 1_000_000_000),
+            pids_limit=limits.pids if self.runtime == "runc" else max(limits.pids, RUNSC_MIN_PIDS),
+            ulimits=[
+                docker.types.Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files)
+            ],
+            # An init as PID 1 reaps the bot's orphans and forwards signals.
+            init=True,
+            ipc_mode="private",
+            # /dev/shm is a tmpfs anyone may write: as small as /tmp.
+            shm_size=f"{limits.tmpfs_mb}m",
+            hostname="bot",
+            runtime=self.runtime,
+            log_config=docker.types.LogConfig(
+                type="json-file", config={"max-size": LOG_MAX_SIZE, "max-file": "1"}
+            ),
+            stdin_open=False,
+            detach=True,
+        )
 
     def state(self, runtime: Runtime) -> ContainerState:
         """Whether a runtime's container runs, from the engine; if not, why, and whether
@@ -402,15 +460,7 @@ class DockerSandbox(Sandbox):
             return ContainerState(False, "the container is gone", engine=True)
         except Exception as exc:  # APIError, or the engine not answering at all
             return ContainerState(False, f"the engine cannot inspect the container: {exc}", True)
-        st = info.get("State", {})
-        if st.get("Running"):
-            return ContainerState(True, "")
-        if st.get("Status") in ("removing", "dead"):
-            return ContainerState(False, f"the container is {st['Status']}", engine=True)
-        if st.get("OOMKilled"):
-            limit = info.get("HostConfig", {}).get("Memory", 0) // (1024 * 1024)
-            return ContainerState(False, f"killed: out of memory (limit {limit} MiB)")
-        return ContainerState(False, f"the bot runtime exited with code {st.get('ExitCode')}")
+        return container_state(info)
 
     def wait_exit(self, runtime: Runtime, timeout_s: float) -> None:
         """Wait (bounded) for a runtime's container to stop."""
@@ -450,6 +500,17 @@ class DockerSandbox(Sandbox):
             pass
         except docker.errors.APIError as exc:
             log.warning("cannot remove container %s: %s", runtime.container_id[:12], exc)
+            if runtime.volume is not None:
+                # Most often someone else removes it right now (an operator's `docker rm
+                # -f`, without its volume): its volume can go once it is gone (bounded).
+                with contextlib.suppress(Exception):  # gone already, or still there: fine
+                    self.client.api.wait(
+                        runtime.container_id, timeout=REMOVED_WAIT_S, condition="removed"
+                    )
+        if runtime.volume is not None:
+            # Removed with the container (v=True) unless the container was removed without
+            # it by someone else: then only this removes it.
+            _remove_volume(self.client, runtime.volume)
         if runtime.own_dir is not None:
             _remove_dir(runtime.own_dir)
 
@@ -492,29 +553,49 @@ class DockerSandbox(Sandbox):
 
     def _remove_where(self, also: Callable[[dict[str, str]], bool]) -> int:
         """Remove every saloon container of this host whose creating process is gone, and
-        every one whose labels satisfy ``also``; how many."""
+        every one whose labels satisfy ``also``; how many. The socket volumes no container
+        holds any more (their container removed without them) go by the same rule."""
         found: dict[str, Any] = {}
         host = socketlib.gethostname()
         parents: dict[str, bool] = {}
+
+        def gone(labels: dict[str, str]) -> bool:
+            parent = labels.get("saloon.parent", "")
+            if parent:  # its worker's container stopped or was removed
+                if parent not in parents:
+                    parents[parent] = self._running(parent)
+                return not parents[parent]
+            return labels.get("saloon.host") == host and not _pid_alive(
+                labels.get("saloon.pid", "")
+            )
+
         for c in self.client.api.containers(all=True, filters={"label": [f"{LABEL}=1"]}):
             labels = c.get("Labels") or {}
-            parent = labels.get("saloon.parent", "")
-            if parent and parent not in parents:
-                parents[parent] = self._running(parent)
-            if parent:
-                gone = not parents[parent]  # its worker's container stopped or was removed
-            else:
-                gone = labels.get("saloon.host") == host and not _pid_alive(
-                    labels.get("saloon.pid", "")
-                )
-            if also(labels) or gone:
+            if also(labels) or gone(labels):
                 found[c["Id"]] = c
         for container_id in found:
             with contextlib.suppress(Exception):  # gone meanwhile is fine
                 self.client.api.remove_container(container_id, v=True, force=True)
         if found:
             log.warning("removed %d leftover container(s) (owner %s)", len(found), self.owner)
+        volumes = self._remove_dangling_volumes(lambda labels: also(labels) or gone(labels))
+        if volumes:
+            log.warning("removed %d leftover volume(s) (owner %s)", volumes, self.owner)
         return len(found)
+
+    def _remove_dangling_volumes(self, which: Callable[[dict[str, str]], bool]) -> int:
+        """Remove the saloon volumes no container holds whose labels satisfy ``which``;
+        how many."""
+        try:
+            listed = self.client.api.volumes(filters={"label": [f"{LABEL}=1"], "dangling": True})
+        except Exception as exc:  # upkeep: an engine hiccup is no reason to fail
+            log.warning("cannot list leftover volumes: %s", exc)
+            return 0
+        removed = 0
+        for volume in (listed or {}).get("Volumes") or []:
+            if which(volume.get("Labels") or {}) and _remove_volume(self.client, volume["Name"]):
+                removed += 1
+        return removed
 
     def _running(self, container_id: str) -> bool:
         """Whether the engine runs ``container_id`` (True when it cannot tell: kept)."""
@@ -529,13 +610,15 @@ class DockerSandbox(Sandbox):
         return bool(state.get("Running"))
 
     def close(self) -> None:
-        """Remove every container this sandbox started; idempotent."""
+        """Remove every container this sandbox started, and every socket volume of its
+        owner that no container holds; idempotent."""
         self._closed.set()
         with self._lock:
             runtimes = list(self._all.values())
             self._idle.clear()
         for runtime in runtimes:
             self._remove(runtime)
+        self._remove_dangling_volumes(lambda labels: labels.get("saloon.owner") == self.owner)
 
 
 class ContainerState(NamedTuple):
@@ -546,6 +629,39 @@ class ContainerState(NamedTuple):
     why: str
     #: The engine, not the bot, is why: it cannot tell, or the container is gone.
     engine: bool = False
+
+
+#: The exit code of a container whose process SIGKILL ended (128 + 9; docker-init passes
+#: its child's on).
+SIGKILLED = 137
+
+
+def container_state(info: dict[str, Any]) -> ContainerState:
+    """What the engine's inspection of a runtime's container (``info``) says of it.
+
+    The engine marks an out-of-memory kill (``OOMKilled``), but not always: measured with
+    Docker 28 on cgroup v2, 1 in 24 memory bombs exited 137 with the mark unset, and still
+    unset half a second later (it learns of the kill from the kernel apart from the exit,
+    and the exit can come first). The sandbox never kills a runtime itself (it removes the
+    container, which reads as gone or being removed), so a SIGKILL with no mark is named
+    for what it most likely was: the memory limit.
+    """
+    st = info.get("State", {})
+    if st.get("Running"):
+        return ContainerState(True, "")
+    if st.get("Status") in ("removing", "dead"):
+        return ContainerState(False, f"the container is {st['Status']}", engine=True)
+    limit = info.get("HostConfig", {}).get("Memory", 0) // (1024 * 1024)
+    if st.get("OOMKilled"):
+        return ContainerState(False, f"killed: out of memory (limit {limit} MiB)")
+    code = st.get("ExitCode")
+    if code == SIGKILLED:
+        return ContainerState(
+            False,
+            f"killed by SIGKILL (exit code {code}): out of memory most likely "
+            f"(limit {limit} MiB; the engine did not say)",
+        )
+    return ContainerState(False, f"the bot runtime exited with code {code}")
 
 
 def _take(idle: list[Runtime], deal: int | None) -> Runtime | None:
@@ -584,6 +700,21 @@ def _pid_alive(text: str) -> bool:
         return False
     except PermissionError:
         return True
+    return True
+
+
+def _remove_volume(client: Any, name: str) -> bool:
+    """Remove volume ``name``; whether it was there to remove (one still held by a
+    container stays, and is said in the log)."""
+    import docker.errors
+
+    try:
+        client.api.remove_volume(name)
+    except docker.errors.NotFound:
+        return False
+    except docker.errors.APIError as exc:
+        log.warning("cannot remove volume %s: %s", name[:12], exc)
+        return False
     return True
 
 

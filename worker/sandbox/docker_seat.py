@@ -204,6 +204,15 @@ class DockerSeat(GrpcSeat):
     def diagnostics(self) -> str:
         return self._diagnostics
 
+    def printed_since_start(self) -> str:
+        """What the runtime has printed since this seat's match began, read from the engine
+        now ('' without a runtime). :meth:`diagnostics` is what had reached the engine's log
+        when the seat closed: the engine copies a container's output to its log a moment
+        behind, so the last lines of a fast match can be missing there. A warm runtime's
+        later matches are in it too once another seat has it."""
+        runtime = self.runtime
+        return self.sandbox_of.logs(runtime, self._since) if runtime is not None else ""
+
 
 def _is_socket(path: Path) -> bool:
     try:

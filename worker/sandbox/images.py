@@ -5,9 +5,12 @@ The base image (python3 and the SDK runtime only) is built by deploy/bot-image/
 :func:`base_tag`: the project version plus a hash of the code that runs inside it and of
 the runtime dependencies' versions, so a changed SDK never runs in a stale image.
 
-A bot's image is tagged ``saloon-bot:<16 hex of its version>``. It is built from an
-in-memory tar context (no registry, nothing pulled) and labelled with the base image's id;
-an image whose base is not the current one is rebuilt, any other is reused.
+A bot's image is tagged ``saloon-bot:<16 hex of its version>-<12 hex of its base image's
+id>``: one image per version and runtime image, so two stored versions of the same files
+pinned to different runtime images never share (or take over) a tag. It is built from an
+in-memory tar context (no registry, nothing pulled), labelled with the base image's id,
+and reused while it is in the engine; a reuse marks it used (:func:`mark_used`), which
+keeps the prune (:func:`prune_bot_images`) off images in use.
 
 ``python -m saloon.worker.sandbox.images --base-tag`` prints the base tag (deploy/dev.sh uses it).
 """
@@ -69,9 +72,11 @@ def _version(dist: str) -> str:
         return "0+unknown"
 
 
-def bot_tag(package: BotPackage) -> str:
-    """The image tag of a bot version (``saloon-bot:<16 hex>``)."""
-    return f"{BOT_REPOSITORY}:{package.version.split(':', 1)[-1]}"
+def bot_tag(package: BotPackage, base_id: str) -> str:
+    """The image tag of a bot version on the base image of id ``base_id``
+    (``saloon-bot:<16 hex of the version>-<12 hex of the base's id>``)."""
+    base_hex = base_id.split(":", 1)[-1][:12]
+    return f"{BOT_REPOSITORY}:{package.version.split(':', 1)[-1]}-{base_hex}"
 
 
 def base_image_id(client: Any, tag: str | None = None) -> str:
@@ -91,15 +96,20 @@ def base_image_id(client: Any, tag: str | None = None) -> str:
 
 
 def current_bot_image(client: Any, package: BotPackage, base: str | None = None) -> str | None:
-    """The tag of ``package``'s image when one built on ``base`` is in the engine, else None."""
+    """The tag of ``package``'s image when one built on ``base`` is in the engine (marked
+    used, :func:`mark_used`: a container is about to start from it), else None."""
     import docker.errors
 
-    tag = bot_tag(package)
+    base_id = base_image_id(client, base)
+    tag = bot_tag(package, base_id)
     try:
         image = client.images.get(tag)
     except docker.errors.ImageNotFound:
         return None
-    return tag if image.labels.get("saloon.base") == base_image_id(client, base) else None
+    if image.labels.get("saloon.base") != base_id:
+        return None
+    mark_used(client, image, tag)
+    return tag
 
 
 def ensure_bot_image(
@@ -115,7 +125,7 @@ def ensure_bot_image(
 
     base = base or base_tag()
     base_id = base_image_id(client, base)
-    tag = bot_tag(package)
+    tag = bot_tag(package, base_id)
     stale: str | None = None
     try:
         image = client.images.get(tag)
