@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests import services
+
+# gRPC's fork handlers off in the test processes, as the saloon command does (see
+# saloon.arena.cli.main): a test process runs gRPC and starts processes (saloon play,
+# workers, servers); with them on, a child forked while gRPC's threads ran aborted before
+# it could exec (SIGABRT, "epoll_wait error: Bad file descriptor", in CI).
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 #: The order of the suite's folders: the CPU-bound checks first, then the integration tests
 #: (services, clocks); tests marked ``kit_images`` last of all (see below).
@@ -36,9 +44,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture
 def redis_url() -> str:
-    """The machine's Redis (skips loudly without one; fails under CI=true)."""
+    """The machine's Redis, a database of this test process's own (skips loudly without
+    one; fails under CI=true): see :func:`tests.services.redis_database`."""
     services.require("redis")
-    return f"redis://{services.REDIS_HOST}:{services.REDIS_PORT}/0"
+    return services.redis_url()
 
 
 @pytest.fixture

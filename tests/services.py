@@ -19,6 +19,34 @@ from collections.abc import Callable
 import pytest
 
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+#: Databases of a stock redis-server (``databases 16``): 0 for a run without xdist (and the
+#: suite's exclusive tests, which run alone), 1..15 for xdist's workers.
+REDIS_DATABASES = 16
+
+
+def redis_database(worker: str | None = None) -> int:
+    """The Redis database of the test process ``worker`` (xdist's ``gw<N>``; default: this
+    process's ``PYTEST_XDIST_WORKER``): ``1 + N`` (wrapping past 15), 0 without xdist.
+
+    RQ's job ids are global in a Redis database and a season's job ids are its match ids
+    (``<season>-<index>``): two tests running at once in two xdist workers with one season
+    or ladder id (two modules both used ladder ``cl``) shared jobs on one database, and one
+    test's matches waited on the other's jobs until its deadline (CI, 2026-12-04:
+    test_one_worker_and_three_workers_give_identical_boards ran 240 s with nothing played).
+    One database per worker keeps tests that run at once apart; a worker's tests run one
+    after another, each on a queue of its own (docs/operator-guide.md: one Redis database
+    per arena, for the same reason)."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "") if worker is None else worker
+    if not name.startswith("gw") or not name[2:].isdigit():
+        return 0
+    return 1 + int(name[2:]) % (REDIS_DATABASES - 1)
+
+
+def redis_url() -> str:
+    """The URL of this test process's database of the machine's Redis."""
+    return f"redis://{REDIS_HOST}:{REDIS_PORT}/{redis_database()}"
+
+
 #: The test database the machine provides (trust auth); tests make their own schemas in it.
 POSTGRES_URL = os.environ.get(
     "SALOON_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

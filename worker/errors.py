@@ -131,6 +131,12 @@ class QueueUnavailable(SeasonError):
     """No Redis answers at the queue URL (use --local to play on this machine)."""
 
 
+class RedisLostAtStart(WorkerError):
+    """Redis went away while a worker was starting a job: the job never ran. It goes
+    back to its queue with its retries untouched (the platform's outage, not the match's),
+    and the worker logs the outage's one line, not a traceback."""
+
+
 class RegistryError(WorkerError):
     """The arena's registry refused: a bad name, an unknown user or schedule."""
 

@@ -157,6 +157,10 @@ def read_redis(status: Status, redis_url: str, queue_names: list[str]) -> None:
                 )
                 job = worker.get_current_job()
                 if job is not None:
+                    # The state and the job are two reads: a job that began between them
+                    # shows a worker "idle" playing it. A worker with a job is busy.
+                    if info.state == "idle":
+                        info.state = "busy"
                     info.playing = _playing(job)
                     if job.started_at is not None:
                         began = job.started_at

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -45,13 +45,19 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(
-        self, redis_url: str, queue: str, *extra: str, env: dict[str, str] | None = None
+        self,
+        redis_url: str,
+        queue: str,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        prefix: Sequence[str] = (),
     ) -> subprocess.Popen[bytes]:
-        """A worker on ``queue`` (``env``: variables added to this process's for it)."""
+        """A worker on ``queue`` (``env``: variables added to this process's for it;
+        ``prefix``: what runs it, such as an OwnPidNamespace's nsenter)."""
         log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
-        argv = [sys.executable, "-m", "saloon.worker.queue.worker", "--redis", redis_url]
+        argv = [*prefix, sys.executable, "-m", "saloon.worker.queue.worker"]
         proc = subprocess.Popen(
-            [*argv, "--queue", queue, *extra],
+            [*argv, "--redis", redis_url, "--queue", queue, *extra],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, **env} if env else None,
@@ -59,6 +65,10 @@ class Workers:
         log.close()
         self.procs.append(proc)
         return proc
+
+    def log(self, proc: subprocess.Popen[bytes]) -> str:
+        """What the worker ``proc`` (one of :attr:`procs`) wrote."""
+        return (self.tmp / f"worker-{self.procs.index(proc)}.log").read_text(errors="replace")
 
     def logs(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in sorted(self.tmp.glob("worker-*")))

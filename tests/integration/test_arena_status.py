@@ -42,9 +42,14 @@ def test_status_shows_a_worker_playing_its_season_the_queue_and_the_services(
         workers.start(redis_url, queue_name, "--store", pg_url)
         deadline = time.monotonic() + 60
         seen = None
+        # A status is several reads (the workers, then the queues): one taken as a match
+        # ends shows the worker on it and the queue with nothing running. Wait for a
+        # reading taken within one match (the season has 8).
         while time.monotonic() < deadline and not progress(store, sid).finished:
             status = gather(pg_url, redis_url, [queue_name])
-            if any(w.playing.startswith(f"{sid}: ") for w in status.workers):
+            if any(w.playing.startswith(f"{sid}: ") for w in status.workers) and any(
+                q.counts["running"] for q in status.queues
+            ):
                 seen = status
                 break
             time.sleep(0.1)

@@ -45,6 +45,10 @@ FIRST_MATCH_S = 90  # the first match of each worker builds the bot's image
 SEASON_S = 120
 SWEEP_S = 30
 
+# It asserts that the surviving worker swept the killed one's bot containers: any Docker
+# sandbox opened on this engine meanwhile (another test's) would sweep them first.
+pytestmark = pytest.mark.exclusive
+
 
 def say(text: str) -> None:
     """Shown with -s (deploy/dev.sh rehearse), and in the captured output of a failure."""

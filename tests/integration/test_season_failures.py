@@ -26,12 +26,14 @@ from saloon.referee.limits import MatchLimits
 from saloon.referee.record import without_timing
 from saloon.worker.queue.season_queue import SeasonQueue, alive_key, connect
 from saloon.worker.sandbox import SandboxKind
+from saloon.worker.sandbox.packages import load_package
 from saloon.worker.seasons.run import create, progress, run_here, start
 from saloon.worker.seasons.schedule import SeasonSpec
 from saloon.worker.store.rows import SeasonStatus
 from saloon.worker.store.store import Store
 from tests import services
 
+from .docker_fixtures import remove_version_images
 from .season_fixtures import Workers, pg_url, queue_name, workers
 
 __all__ = ["pg_url", "queue_name", "workers"]
@@ -43,10 +45,11 @@ LIMITS = MatchLimits(decision_ms=2000, bank_ms=2000, start_ms=10_000)
 SEASON_TIMEOUT_S = 40
 
 
-def private_slow_bot(tmp_path: Path) -> Path:
-    """A private copy of the slow path bot: its path marks one test's bot processes."""
+def private_slow_bot(tmp_path: Path, source: str = "slow_random.py") -> Path:
+    """A private copy of the slow path bot (or of ``source``, a slower one in BOTS): its
+    path marks one test's bot processes."""
     bot = tmp_path / f"slow_{uuid.uuid4().hex[:6]}.py"
-    bot.write_text((BOTS / "slow_random.py").read_text())
+    bot.write_text((BOTS / source).read_text())
     return bot
 
 
@@ -260,6 +263,14 @@ def test_a_worker_killed_mid_match_leaves_no_container_behind(
     survivor = next(p for p in procs.values() if p is not victim)
     workers.stop()  # closing its sandbox removes the survivor's own containers
     assert containers_of(survivor.pid) == []
+    # The private bot's images are new every run (both workers may have built one).
+    import docker
+
+    engine = docker.from_env(timeout=60)
+    try:
+        remove_version_images(engine, load_package(bot).version)
+    finally:
+        engine.close()
 
 
 def _free_port() -> int:

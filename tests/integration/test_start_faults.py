@@ -79,11 +79,9 @@ def _play(seat: ProcessSeat, start_ms: int) -> list[tuple[int, FaultKind, int, s
     return [(f.seat, f.kind, f.decision, f.detail) for f in record.faults]
 
 
-def test_a_slow_platform_start_under_a_cpu_hog_is_not_the_bots_fault() -> None:
-    # The hog loads the machine (as at load ~30 in the arena) while the runtime starts, and
-    # is stopped, by pid, once the runtime says it is about to load the bot: the platform's
-    # part runs under the hog, the bot's own part does not.
-    start_ms = 1500
+def _start_under_a_hog(start_ms: int) -> tuple[float, list[tuple[int, FaultKind, int, str]]]:
+    """A match whose first seat's runtime starts under the hog: the platform's part in ms
+    (the launch to the runtime's marker), and the match's faults."""
     seat = ProcessSeat(bot("function_bot.py"))
     marker = Path(loading_marker(str(seat.process.socket_path)))
     seen: list[float] = []
@@ -105,10 +103,26 @@ def test_a_slow_platform_start_under_a_cpu_hog_is_not_the_bots_fault() -> None:
     finally:
         hog.stop()
         watcher.join(10)
-    platform_ms = (seen[0] - launched) * 1000
-    # One clock from the launch (before) would have charged this to the bot.
-    assert platform_ms > start_ms, f"the hog did not slow the start: {platform_ms:.0f} ms"
-    assert faults == [], f"platform part {platform_ms:.0f} ms: {faults}"
+    return (seen[0] - launched) * 1000, faults
+
+
+def test_a_slow_platform_start_under_a_cpu_hog_is_not_the_bots_fault() -> None:
+    # The hog loads the machine (as at load ~30 in the arena) while the runtime starts, and
+    # is stopped, by pid, once the runtime says it is about to load the bot: the platform's
+    # part runs under the hog, the bot's own part does not. The scheduler decides how much
+    # the hog slows the start (a CI run saw 1428 ms once): up to 3 tries for one that it
+    # slowed past the start time, and none of the tries may charge the bot.
+    start_ms = 1500
+    tries = []
+    for _ in range(3):
+        platform_ms, faults = _start_under_a_hog(start_ms)
+        tries.append(f"{platform_ms:.0f} ms")
+        # One clock from the launch (before) would have charged a slow one to the bot.
+        assert faults == [], f"platform part {platform_ms:.0f} ms: {faults}"
+        if platform_ms > start_ms:
+            break
+    else:
+        pytest.fail(f"the hog did not slow the start past {start_ms} ms in 3 tries: {tries}")
 
 
 def test_a_bot_whose_own_import_overruns_the_start_time_is_charged_with_it(

@@ -22,7 +22,13 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Any
 
-from saloon.worker.errors import BotRefError, SeasonSpecError, StoreUnavailable, WorkerError
+from saloon.worker.errors import (
+    BotRefError,
+    RedisLostAtStart,
+    SeasonSpecError,
+    StoreUnavailable,
+    WorkerError,
+)
 from saloon.worker.logs import log_context
 from saloon.worker.matches.play import StoredResolver, play_spec
 from saloon.worker.matches.spec import MatchSpec
@@ -403,8 +409,9 @@ def match_job(spec_json: dict[str, Any], store_url: str) -> str:
 def platform_away(exc: BaseException | None) -> bool:
     """True when a job's ``exc`` says only that the platform was away (the store could
     not be reached): the job goes back to the queue as it was, no retry spent, and the
-    store is not marked (it is what failed)."""
-    return isinstance(exc, StoreUnavailable)
+    store is not marked (it is what failed); or that Redis was lost as the job started
+    (it never ran)."""
+    return isinstance(exc, (StoreUnavailable, RedisLostAtStart))
 
 
 def on_match_failure(

@@ -86,6 +86,8 @@ from rq.utils import now
 from rq.worker import WorkerStatus
 from rq.worker_registration import WORKERS_BY_QUEUE_KEY
 
+from saloon.worker.errors import RedisLostAtStart
+
 #: The RQ release this module was written against (pyproject.toml pins exactly this one).
 RQ_VERSION = "3.0.0"
 
@@ -212,13 +214,17 @@ class PipelinedWorker(SimpleWorker):
 
     def handle_exception(self, job: Job, *exc_info: Any) -> None:
         """RQ's logging of a failed job's traceback (and its exception handlers), unless
-        :meth:`puts_back` claims the job: then nothing is logged here."""
+        :meth:`puts_back` claims the job, or Redis was lost as it started
+        (RedisLostAtStart: the worker's one outage line instead): then the job goes back to
+        its queue (handle_job_failure)."""
         exc = exc_info[1] if len(exc_info) > 1 else None
-        if self.puts_back(job, exc):
-            self._put_back_id = job.id
+        if isinstance(exc, RedisLostAtStart):  # Redis lost as the job started: the outage
+            self.on_redis_lost(str(exc))
+        elif not self.puts_back(job, exc):
+            self._put_back_id = None
+            super().handle_exception(job, *exc_info)
             return
-        self._put_back_id = None
-        super().handle_exception(job, *exc_info)
+        self._put_back_id = job.id
 
     def handle_job_failure(
         self,
@@ -278,6 +284,8 @@ class PipelinedWorker(SimpleWorker):
                 queue = self.queue_class(job.origin, connection=self.connection)
                 pipe.lrem(queue.intermediate_queue_key, 1, job.id)
             pipe.execute()
+        except RedisError as exc:  # the job never ran: back to its queue (handle_exception)
+            raise RedisLostAtStart(f"{type(exc).__name__}: {exc}") from exc
         finally:
             pipe.reset()
 

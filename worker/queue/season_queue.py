@@ -202,6 +202,17 @@ class SeasonQueue:
         if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
             job.delete()  # over (failed for good, refused...): a new start gives a new chance
             return False
+        if job.origin != self.queue.name:
+            # RQ's job ids are global in a Redis database: another arena's (another
+            # store's) season of the same id. Its job must end first; the keepers
+            # (requeue_lost) enqueue ours then. docs/operator-guide.md: one database each.
+            log.warning(
+                "queue %s: job %s is live on queue %s of this Redis database (another "
+                "arena's season of the same id?); this match waits until it ends",
+                self.queue.name,
+                job_id,
+                job.origin,
+            )
         return True
 
     def cancel(self, season_id: str) -> int:
