@@ -33,8 +33,10 @@ def sweep_orphans(proc: str = "/proc") -> int:
     that pid and start time lives (a zombie is gone; a pid now another process's is gone).
     Bots whose starter is of another PID namespace (another container's) are left to the
     keepers there. Each candidate is killed with its process group, and its folder
-    removed. Linux (/proc), every uid's only as root: one read of each process's
-    environment, a few ms per sweep for a few hundred processes.
+    removed; it counts once it or its group got the signal (a group's leader killed with
+    it may be reaped at once, before it is signalled alone). Linux (/proc), every uid's
+    only as root: one read of each process's environment, a few ms per sweep for a few
+    hundred processes.
     """
     own_ns = pid_namespace(proc=proc)
     try:
@@ -68,15 +70,27 @@ def sweep_orphans(proc: str = "/proc") -> int:
             starters[starter] = _alive(*starter, proc=proc)
         if starters[starter]:
             continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)  # its own group, if it leads one
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+        if _kill(pid):
             killed += 1
         folders.add(found.group(1).decode(errors="replace"))
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     return killed
+
+
+def _kill(pid: int) -> bool:
+    """SIGKILL process ``pid`` and the group it leads, if it does; True when either got
+    the signal. Its group first: the process, its leader, may then be reaped (by its
+    parent, or the init that adopted it) before it is signalled alone, and was killed all
+    the same."""
+    sent = False
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+        sent = True
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+        sent = True
+    return sent
 
 
 def _alive(pid: int, started: int, proc: str) -> bool:

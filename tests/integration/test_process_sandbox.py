@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -27,12 +28,12 @@ from saloon.referee.limits import MatchLimits, SandboxLimits
 from saloon.referee.match import play_match
 from saloon.referee.process.bot import BotProcess
 from saloon.referee.process.confine import ENV_ALLOW
-from saloon.referee.process.orphans import sweep_orphans
 from saloon.referee.process.seat import ProcessSeat
 from saloon.referee.record import MatchRecord
 from saloon.referee.seeds import derive_seed
 
 from .helpers import bot, check_record
+from .own_pid_namespace import OwnPidNamespace
 
 GAME = "seas-of-strife-v1"
 LIMITS = MatchLimits(decision_ms=3_000, bank_ms=10_000, strike_limit=3, start_ms=20_000)
@@ -235,9 +236,12 @@ time.sleep(120)
 """
 
 
-def orphaning_starter(token: str, other: int = 0) -> subprocess.Popen[bytes]:
-    """A started ORPHANING_STARTER whose bot process (the token's) runs."""
-    argv = [sys.executable, "-c", ORPHANING_STARTER, bot("function_bot.py"), str(other)]
+def orphaning_starter(
+    token: str, other: int = 0, prefix: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
+    """A started ORPHANING_STARTER whose bot process (the token's) runs; ``prefix``: what
+    runs it (an OwnPidNamespace's nsenter)."""
+    argv = [*prefix, sys.executable, "-c", ORPHANING_STARTER, bot("function_bot.py"), str(other)]
     env = {**os.environ, "SALOON_TEST_TOKEN": token}
     starter = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env)
     assert starter.stdout is not None
@@ -249,39 +253,38 @@ def orphaning_starter(token: str, other: int = 0) -> subprocess.Popen[bytes]:
     return starter
 
 
+# The sweep's tests run their starter and sweeps in a PID namespace of their own: every
+# keeper of this host sweeps the orphans of its namespace, so on a host shared with other
+# test runs their workers' keepers swept this test's orphans first (or left theirs for
+# this test's sweep to count). See tests.integration.own_pid_namespace.
+
+
+@needs_root
 @needs_pid_namespace
 def test_bot_processes_whose_worker_died_are_swept() -> None:
     # A "worker" that starts a bot process with no parent-death watch, then dies by kill -9:
     # its bot processes live on until a sweep of this host finds them.
     _, token = fresh_seed()
-    starter = orphaning_starter(token)
-    try:
-        assert sweep_orphans() == 0  # its starter lives: left alone
+    with OwnPidNamespace() as ns:
+        starter = orphaning_starter(token, prefix=ns.prefix)
+        assert ns.sweep() == 0  # its starter lives: left alone
         assert token_pids(token)
-        starter.kill()
-        starter.wait()
-        time.sleep(0.2)
+        ns.kill(starter)
         assert token_pids(token), "the bot process died with its starter: nothing to sweep"
-        assert sweep_orphans() >= 1
+        assert ns.sweep() >= 1
         assert gone(token), f"the sweep left {token_pids(token)}"
-    finally:
-        if starter.poll() is None:
-            starter.kill()
-            starter.wait()
 
 
+@needs_root
 @needs_pid_namespace
 def test_a_bot_whose_starters_pid_is_another_processs_now_is_swept() -> None:
-    # The pid the bot's folder names lives (it is this test's), but that process did not
-    # start at the time the folder names: the bot's starter is gone, its pid reused.
+    # The pid the bot's folder names lives (the namespace's PID 1), but that process did
+    # not start at the time the folder names: the bot's starter is gone, its pid reused.
     _, token = fresh_seed()
-    starter = orphaning_starter(token, other=os.getpid())
-    try:
-        assert sweep_orphans() >= 1
+    with OwnPidNamespace() as ns:
+        orphaning_starter(token, other=1, prefix=ns.prefix)
+        assert ns.sweep() >= 1
         assert gone(token), f"the sweep left {token_pids(token)}"
-    finally:
-        starter.kill()
-        starter.wait()
 
 
 @needs_root
