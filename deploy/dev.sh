@@ -25,7 +25,6 @@ ensure_python() {
 
 setup() {
   setup_venv
-  ensure_js_kit
 }
 
 # .venv with the project installed (editable, dev tools), from the lock.
@@ -44,23 +43,6 @@ setup_venv() {
       -c deploy/constraints.txt -e '.[dev]'
     touch "$stamp"
   fi
-}
-
-# The Node.js kit's npm packages (kits/js/node_modules, from its package-lock.json), so that
-# the process sandbox runs JavaScript bots on this machine's node (saloon.referee.process.node).
-# Installed when node and npm are here and node_modules is missing or older than the lock.
-ensure_js_kit() {
-  local kit=kits/js
-  command -v node >/dev/null && command -v npm >/dev/null || return 0
-  if [ -d "$kit/node_modules" ] && ! [ "$kit/package-lock.json" -nt "$kit/node_modules" ]; then
-    return 0
-  fi
-  log "installing the Node.js kit's packages (npm ci in $kit)"
-  if ! (cd "$kit" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null); then
-    log "npm ci in $kit failed: JavaScript bots will not run in the process sandbox"
-    return 0
-  fi
-  touch "$kit/node_modules"
 }
 
 # Every Debian package the test command may need and this machine lacks, in one apt-get run
@@ -272,7 +254,6 @@ run_tests() {
   setup_venv
   wait "$apt_pid" || { log "apt-get failed:"; tail -20 .run/apt.log >&2; exit 1; }
   grep '^dev.sh:' .run/apt.log >&2 || true
-  ensure_js_kit
   ensure_redis
   ensure_docker
   ensure_base_image
@@ -299,9 +280,20 @@ run_tests() {
   ensure_chromium
   ensure_prometheus
   ensure_postgres_server
-  log "pytest (the runtime images build meanwhile: .run/kit-images.log)"
-  local rc=0
-  .venv/bin/python -m pytest "$@" || rc=$?
+  # The suite runs on SALOON_TEST_WORKERS processes (pytest-xdist, default 3 on two cores:
+  # most integration tests wait on containers, servers and subprocesses), a test module per
+  # worker at a time (--dist loadfile: a module's fixtures and order stay as written);
+  # arguments after `test` come after ours, so `-n 0` runs it in this one process. Then the
+  # tests marked `exclusive` (they assert which process of the host swept what) run alone.
+  log "pytest on ${SALOON_TEST_WORKERS:-3} workers (the runtime images build meanwhile: .run/kit-images.log)"
+  local rc=0 alone=0
+  .venv/bin/python -m pytest -n "${SALOON_TEST_WORKERS:-3}" --dist loadfile -m "not exclusive" "$@" || rc=$?
+  log "pytest: the tests that need the host to themselves, alone"
+  .venv/bin/python -m pytest -m exclusive "$@" -n 0 || alone=$?
+  # 5: nothing selected in that part (e.g. `test tests/unit`), which is no failure.
+  [ "$alone" = 5 ] && alone=0
+  [ "$rc" = 5 ] && [ "$alone" = 0 ] && rc=0
+  [ "$rc" = 0 ] && rc=$alone
   if [ -f .run/kit-images.rc ] && [ "$(cat .run/kit-images.rc)" != 0 ]; then
     log "the runtime images' build failed:"; tail -20 .run/kit-images.log >&2
   fi
