@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -66,6 +67,11 @@ def build_parser(user_errors: list[type[BaseException]] | None = None) -> argpar
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``saloon`` console script."""
+    # gRPC's fork handlers off, before a command loads grpc: with them, a child forked while
+    # gRPC's threads run (a bot process of the process sandbox, any subprocess) can abort
+    # before it execs (grpcio >= 1.81, grpc/grpc#43055; seen as a SIGABRT of a process that
+    # never started). Saloon never uses gRPC in a forked child that does not exec.
+    os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
     log_to_stderr(logging.WARNING, "saloon: %(message)s")
     user_errors: list[type[BaseException]] = []
     try:
