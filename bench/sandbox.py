@@ -3,6 +3,7 @@ and what keeping duplicate deals apart costs the warm pool.
 
     .venv/bin/python bench/sandbox.py [--matches 10] [--cold 5] [--no-gvisor]
         [--dup-rounds 4] [--dup-seasons 3] [--only-duplicate] [--only-languages]
+        [--languages python,java]
 
 Needs a Docker engine and the bot base image (bash deploy/dev.sh test builds both). Every
 bot seat is the same small bot package (first legal action), so the figures are the
@@ -32,7 +33,15 @@ compared with, measured in the same run:
    cold start (a new container to its first decision answered) and the decision round trip
    (the referee's decide() on a running runtime: request out, answer in), over ``--cold``
    Seizure matches per language played in turn, so a noisy neighbour hits each alike; each
-   runtime's median and its ratio to Python's (target: <= 1.1x).
+   runtime's median and its ratio to Python's (target: <= 1.1x). ``--languages`` names
+   the ones to measure (Python's always, as the reference), by a manifest's names or
+   ``saloon new --lang``'s (``js``, ``ts``, ``c++``...; an unknown one is refused, and one
+   asked for without a bot in the table or an image here is named); ``--reading`` gives each bot
+   (Python's and Java's) a read of its observation and legal actions through its typed
+   view first, so the JSON decoding a real bot pays is in the round trip: both decode the
+   whole observation (Python's ``decision.observation``, parsed and typed when first
+   read; Java's ``View.of(d)``) and type the legal actions (Python's always are; Java's
+   by the decision's kind, ``v.legalPlayCard()`` and the like, as a bot does).
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from rich.table import Table
 from saloon.referee.limits import MatchLimits
 from saloon.referee.match import play_match
 from saloon.referee.seats import DecisionRequest, EndInfo, Seat, StartInfo
+from saloon.sdk.languages import Language, ManifestError, language_named
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.sandbox.docker import DockerSandbox
 from saloon.worker.sandbox.packages import load_package
@@ -77,6 +87,37 @@ LANGUAGE_BOTS = {
         "Bot.java",
         "public final class Bot implements saloon.Bot {\n"
         "    public int act(saloon.Decision d) { return 0; }\n}\n",
+    ),
+}
+
+
+#: ``--reading``: the same, each bot reading its observation and the legal actions through
+#: its language's typed view first (what a real bot pays for the JSON), where written.
+READING_BOTS = {
+    "python": (
+        "bot.py",
+        "def act(decision):\n"
+        "    observation = decision.observation\n"
+        "    return decision.legal[0] if observation is not None else decision.legal[1]\n",
+    ),
+    # The legal actions typed by the decision's kind, as Python's are (and a bot does).
+    "java": (
+        "Bot.java",
+        "import java.util.List;\n"
+        "import saloon.games.seizure_v1.View;\n\n"
+        "public final class Bot implements saloon.Bot {\n"
+        "    public int act(saloon.Decision d) {\n"
+        "        View.Decision v = View.of(d);\n"
+        "        List<?> legal = switch (d.kind) {\n"
+        "            case View.PLAY_CARD -> v.legalPlayCard();\n"
+        "            case View.DRAW -> v.legalDraw();\n"
+        "            case View.GIVE_CARD -> v.legalGiveCard();\n"
+        "            case View.GIVE_TO -> v.legalGiveTo();\n"
+        "            case View.TRADE_PARTNER -> v.legalTradePartner();\n"
+        "            default -> v.legalDealSize();\n"
+        "        };\n"
+        "        return v.observation != null && legal.size() > 0 ? 0 : 1;\n"
+        "    }\n}\n",
     ),
 }
 
@@ -128,11 +169,13 @@ class Timed(FirstDecision):
         return answer
 
 
-def language_figures(root: Path, matches: int) -> dict[str, dict[str, list[float]]]:
-    """Table 5's figures per language with a built image: "build" (seconds of a new
+def language_figures(
+    root: Path, matches: int, languages: set[str] | None = None, reading: bool = False
+) -> dict[str, dict[str, list[float]]]:
+    """Table 5's figures per language with a built image (of ``languages`` and Python's,
+    when given; ``reading``: the bots that read their JSON): "build" (seconds of a new
     version's image, its build step included), "cold" (launch to first decision), "trip"
     (each decision after the first)."""
-    from saloon.sdk.languages import Language
     from saloon.worker.errors import BaseImageMissing
     from saloon.worker.sandbox.images import base_image_id
     from saloon.worker.sandbox.runtimes import runtime_for
@@ -141,10 +184,17 @@ def language_figures(root: Path, matches: int) -> dict[str, dict[str, list[float
     out: dict[str, dict[str, list[float]]] = {}
     try:
         bots = {}
-        for lang, (entry, text) in LANGUAGE_BOTS.items():
+        table = READING_BOTS if reading else LANGUAGE_BOTS
+        for lang in sorted((languages or set()) - set(table)):
+            print(f"{lang}: no bot of this table here (it has {', '.join(table)})")
+        for lang, (entry, text) in table.items():
+            if languages is not None and lang not in languages | {"python"}:
+                continue
             try:
                 base_image_id(sandbox.client, runtime_for(Language(lang)).tag())
             except BaseImageMissing:
+                if languages is not None:  # asked for by name: say why it is not measured
+                    print(f"{lang}: no runtime image here (bash deploy/dev.sh kit-images)")
                 continue
             folder = root / f"lang-{lang}"
             folder.mkdir()
@@ -274,11 +324,26 @@ def main() -> None:
     parser.add_argument("--dup-seasons", type=int, default=3, help="duplicate seasons per kind")
     parser.add_argument("--only-duplicate", action="store_true", help="table 4 alone")
     parser.add_argument("--only-languages", action="store_true", help="table 5 alone")
+    parser.add_argument(
+        "--languages",
+        help="table 5's languages, comma-separated, by name or alias (js, ts, go, cpp, java; "
+        "default: every one built)",
+    )
+    parser.add_argument(
+        "--reading", action="store_true", help="table 5's bots read their observation first"
+    )
     args = parser.parse_args()
     console = Console()
 
     with tempfile.TemporaryDirectory() as tmp:
-        language_table(console, language_figures(Path(tmp), args.cold))
+        chosen = None
+        if args.languages:
+            try:  # the names `saloon new --lang` takes too (js, ts, c++, ...)
+                chosen = {language_named(n).value for n in args.languages.split(",") if n.strip()}
+            except ManifestError as exc:
+                parser.error(str(exc))
+        figures = language_figures(Path(tmp), args.cold, chosen, args.reading)
+        language_table(console, figures)
         if args.only_languages:
             return
         bot = str(Path(tmp) / "bot")
