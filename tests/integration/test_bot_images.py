@@ -10,6 +10,8 @@ id."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -255,4 +257,57 @@ def test_seats_of_one_new_version_at_once_build_one_image(
         assert len(tags) == 1
         assert [i.get("RepoTags") for i in images_of] == [list(tags)]
     finally:
+        remove_version_images(sandbox.client, package.version)
+
+
+#: A worker process in miniature: opens a sandbox, waits for the go file, looks the
+#: package's image up (building it when missing), prints the tag.
+IMAGE_OF = """
+import logging, pathlib, sys, time
+from saloon.worker.sandbox.docker import DockerSandbox
+from saloon.worker.sandbox.packages import load_package
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+package = load_package(sys.argv[1])
+go = pathlib.Path(sys.argv[2])
+sandbox = DockerSandbox(owner=sys.argv[3], reap_interval_s=None)
+deadline = time.monotonic() + 60
+while not go.exists() and time.monotonic() < deadline:
+    time.sleep(0.002)
+print(sandbox.image(package))
+sandbox.close()
+"""
+
+
+def test_two_processes_meeting_one_new_version_at_once_build_one_image(
+    sandbox: DockerSandbox, tmp_path: Path
+) -> None:
+    """Two workers of one host (processes on one engine) that meet a new version at once:
+    one builds its image, the other waits for it and takes it. Each built one, which left
+    the engine an untagged image (and ran a compiled language's build step twice)."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(HONEST.read_text() + f"# {uuid.uuid4().hex}\n")
+    package = load_package(bot)
+    go = tmp_path / "go"
+    argv = [sys.executable, "-c", IMAGE_OF, str(bot), str(go), sandbox.owner]
+    workers = [
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    try:
+        time.sleep(3.0)  # both have opened their sandbox and wait for the go file
+        go.touch()
+        outputs = [worker.communicate(timeout=240) for worker in workers]
+        assert [w.returncode for w in workers] == [0, 0], [err for _, err in outputs]
+        tags = {out.strip() for out, _ in outputs}
+        builds = [line for _, err in outputs for line in err.splitlines() if " built " in line]
+        images_of = sandbox.client.api.images(
+            filters={"label": [f"saloon.bot.version={package.version}"]}
+        )
+        assert len(tags) == 1 and len(builds) == 1, (tags, builds)
+        assert [i.get("RepoTags") for i in images_of] == [list(tags)]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait(10)
         remove_version_images(sandbox.client, package.version)

@@ -21,6 +21,9 @@ which marks the image used so that no worker's prune removes an image in use. An
 removed anyway (another worker's prune, an operator's ``docker image prune``) is rebuilt
 when a container cannot be created for want of it, and the container created again: a
 missing image is the platform's to mend, never a bot's fault or a failed match.
+A version's image is built once per host: a sandbox builds it for all its threads at
+once, and under a host lock (:mod:`saloon.worker.sandbox.hostlock`) for the other
+processes of the host, which take the image the first one built.
 
 Warm pool: after a match that ended cleanly, a runtime goes back to the pool of its bot
 version (image, limits and container runtime) and serves that version's next match; after
@@ -77,6 +80,7 @@ from saloon.worker.errors import DockerUnavailable, SandboxError, WorkerError
 from saloon.worker.sandbox.base import Sandbox
 from saloon.worker.sandbox.build import DEFAULT_BUILD_LIMITS, BuildLimits, build_version
 from saloon.worker.sandbox.docker_seat import DockerSeat
+from saloon.worker.sandbox.hostlock import host_lock
 from saloon.worker.sandbox.images import (
     LABEL,
     MARK_EVERY_S,
@@ -122,6 +126,9 @@ REMOVED_WAIT_S = 30
 #: How long a seat's image, once looked up, is used without asking the engine again (the
 #: lookup marks it used: well within the prune's idle time, images.PRUNE_MIN_IDLE_S).
 IMAGE_RECHECK_S = MARK_EVERY_S / 2
+#: How long a process waits for another's build of an image beyond that build's step
+#: (BuildLimits.wall_s): the image build itself (a copy of the package, seconds).
+IMAGE_BUILD_WAIT_S = 120.0
 
 
 def default_owner() -> str:
@@ -256,15 +263,34 @@ class DockerSandbox(Sandbox):
                 return cached[0]
             tag = current_bot_image(self.client, package, base)
             if tag is None:
-                built = None
-                if runtime.build is not None:
-                    built = build_version(
-                        self.client, package, runtime, base, self.build_limits, self.owner
-                    )
-                tag = ensure_bot_image(self.client, package, base, built)
+                tag = self._build_image(package, base, key)
             with self._lock:
                 self._images[key] = (tag, now)
             return tag
+
+    def _build_image(self, package: BotPackage, base: str, key: str) -> str:
+        """Build the version's image (its build step first, for a compiled language), under
+        the host lock of ``key``: the other processes of this host (workers on one engine)
+        that meet the version now wait for this build and take its image."""
+        runtime = runtime_for(package.language)
+        wait_s = self.build_limits.wall_s + IMAGE_BUILD_WAIT_S
+        with host_lock(f"bot-image:{key}", wait_s) as held:
+            if not held:
+                log.warning(
+                    "%s: another process of this host held its image build lock for %g s; "
+                    "building it here too",
+                    package.version,
+                    wait_s,
+                )
+            tag = current_bot_image(self.client, package, base)  # built while we waited?
+            if tag is not None:
+                return tag
+            built = None
+            if runtime.build is not None:
+                built = build_version(
+                    self.client, package, runtime, base, self.build_limits, self.owner
+                )
+            return ensure_bot_image(self.client, package, base, built)
 
     def _rebuild(self, package: BotPackage, tag: str) -> str:
         """The image ``tag`` was not in the engine (removed after it was looked up): forget

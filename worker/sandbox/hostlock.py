@@ -1,0 +1,76 @@
+"""A lock the processes of one host (of one uid) share: ``flock`` on a file of its own.
+
+The Docker sandbox builds a new bot version's image under it, so that the workers of a
+host (one engine, several processes) build it once: each process already builds it once
+for all its own threads (DockerSandbox.image), but two processes that meet a new version
+at once each built it, ran a compiled language's build step twice, and left the engine an
+untagged image.
+
+The kernel drops a ``flock`` when its holder's file closes, so a killed holder frees it at
+once. Every wait is bounded: a caller that does not get the lock in time is told so and
+goes on without it (a build twice is waste, never a wrong image).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+#: Where the lock files are: ``$SALOON_LOCK_DIR``; else ``locks`` in the package cache
+#: when ``$SALOON_PACKAGE_CACHE`` names one (deploy/compose*.yaml: the workers of a host,
+#: each in a container of its own, share that volume, and so the locks); else a folder of
+#: this uid's under the temporary directory. Made mode 0700; it must be this uid's own.
+LOCK_DIR_ENV = "SALOON_LOCK_DIR"
+#: How often a waiter tries again.
+POLL_S = 0.05
+
+
+def lock_dir() -> Path:
+    """The folder of this uid's host locks (made when missing, refused when not its own)."""
+    from saloon.worker.sandbox.stored import CACHE_ENV  # its name only (stored is heavy)
+
+    env = os.environ.get(LOCK_DIR_ENV)
+    cache = os.environ.get(CACHE_ENV)
+    if env:
+        folder = Path(env)
+    elif cache:
+        folder = Path(cache) / "locks"
+    else:
+        folder = Path(tempfile.gettempdir()) / f"saloon-locks-{os.getuid()}"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.lstat().st_uid != os.getuid() or folder.is_symlink():
+        raise PermissionError(f"{folder} is not this uid's own folder: no host lock there")
+    return folder
+
+
+@contextlib.contextmanager
+def host_lock(name: str, timeout_s: float) -> Iterator[bool]:
+    """Hold the host lock ``name`` (any text) for the ``with`` block; yields True when it
+    is held, False when another process held it for all of ``timeout_s`` (the block then
+    runs without it)."""
+    digest = hashlib.sha256(name.encode()).hexdigest()[:32]
+    fd = os.open(lock_dir() / f"{digest}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        deadline = time.monotonic() + timeout_s
+        held = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    raise
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_S)
+        yield held
+    finally:
+        os.close(fd)  # drops the lock with the file
