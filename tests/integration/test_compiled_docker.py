@@ -37,6 +37,7 @@ from saloon.sdk.languages import SPECS, Language
 from saloon.worker.errors import BuildFailed, RegistryError
 from saloon.worker.sandbox.build import BuildLimits
 from saloon.worker.sandbox.docker import DockerSandbox, DockerSeat
+from saloon.worker.sandbox.hostlock import LOCK_DIR_ENV
 from saloon.worker.sandbox.packages import load_package
 from saloon.worker.sandbox.runtimes import RUNTIMES, BuildStep, runtime_for
 from saloon.worker.store.store import Store
@@ -369,6 +370,9 @@ def test_a_hostile_build_is_contained_and_refused_with_nothing_left(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    # The host's build locks are a folder that stays by design (64 files at most,
+    # saloon.worker.sandbox.hostlock): the test's own, outside the scratch folder.
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
     try:
         with Store.open(tmp_path / "arena.db") as store:
             registry = Registry(store)

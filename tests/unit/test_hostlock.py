@@ -82,3 +82,12 @@ def test_workers_that_share_a_package_cache_share_its_locks(
     assert hostlock.lock_dir() == tmp_path / "cache" / "locks"
     monkeypatch.setenv(hostlock.LOCK_DIR_ENV, str(tmp_path / "mine"))
     assert hostlock.lock_dir() == tmp_path / "mine"
+
+
+def test_the_folder_holds_a_bounded_number_of_lock_files(own_dir: Path) -> None:
+    """A long-lived host locks a name per bot version: the folder must not grow with them."""
+    for n in range(500):
+        with host_lock(f"bot-image:{n}@base", 0.1) as held:
+            assert held
+    files = list(own_dir.iterdir())
+    assert len(files) <= hostlock.BUCKETS and all(f.suffix == ".lock" for f in files)

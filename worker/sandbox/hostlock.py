@@ -30,6 +30,11 @@ from pathlib import Path
 LOCK_DIR_ENV = "SALOON_LOCK_DIR"
 #: How often a waiter tries again.
 POLL_S = 0.05
+#: Lock files in all: a name's lock is one of them (by its hash), so the folder stays this
+#: small however many names are locked over a host's life (a file per version would grow
+#: without end, and removing a flock's file races with its next taker). Two names share a
+#: file 1 time in BUCKETS: then one waits for the other, which is only slower.
+BUCKETS = 64
 
 
 def lock_dir() -> Path:
@@ -52,11 +57,12 @@ def lock_dir() -> Path:
 
 @contextlib.contextmanager
 def host_lock(name: str, timeout_s: float) -> Iterator[bool]:
-    """Hold the host lock ``name`` (any text) for the ``with`` block; yields True when it
-    is held, False when another process held it for all of ``timeout_s`` (the block then
-    runs without it)."""
-    digest = hashlib.sha256(name.encode()).hexdigest()[:32]
-    fd = os.open(lock_dir() / f"{digest}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """Hold the host lock ``name`` (any text; its file is one of :data:`BUCKETS`) for the
+    ``with`` block; yields True when it is held, False when another process held it for
+    all of ``timeout_s`` (the block then runs without it)."""
+    bucket = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") % BUCKETS
+    path = lock_dir() / f"{bucket:02d}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
         deadline = time.monotonic() + timeout_s
         held = False
