@@ -91,3 +91,18 @@ def test_the_folder_holds_a_bounded_number_of_lock_files(own_dir: Path) -> None:
             assert held
     files = list(own_dir.iterdir())
     assert len(files) <= hostlock.BUCKETS and all(f.suffix == ".lock" for f in files)
+
+
+def test_a_folder_that_will_not_do_is_no_lock_and_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lock only saves work: a lock folder that is not the uid's own (or cannot be made)
+    is logged and the work goes on without the lock, never fails."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "link").symlink_to(elsewhere)
+    monkeypatch.setenv(hostlock.LOCK_DIR_ENV, str(tmp_path / "link"))
+    with host_lock("bot-image:v1@base", 0.1) as held:
+        assert not held
+    assert "no host lock for bot-image:v1@base" in caplog.text
+    assert list(elsewhere.iterdir()) == []

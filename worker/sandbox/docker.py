@@ -277,8 +277,8 @@ class DockerSandbox(Sandbox):
         with host_lock(f"bot-image:{key}", wait_s) as held:
             if not held:
                 log.warning(
-                    "%s: another process of this host held its image build lock for %g s; "
-                    "building it here too",
+                    "%s: no image build lock (another process of this host held it for "
+                    "%g s, or there is none to be had): building the image here",
                     package.version,
                     wait_s,
                 )

@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import logging
 import os
 import tempfile
 import time
@@ -36,9 +37,12 @@ POLL_S = 0.05
 #: file 1 time in BUCKETS: then one waits for the other, which is only slower.
 BUCKETS = 64
 
+log = logging.getLogger(__name__)
+
 
 def lock_dir() -> Path:
-    """The folder of this uid's host locks (made when missing, refused when not its own)."""
+    """The folder of this uid's host locks (made when missing; PermissionError when it is
+    not this uid's own)."""
     from saloon.worker.sandbox.stored import CACHE_ENV  # its name only (stored is heavy)
 
     env = os.environ.get(LOCK_DIR_ENV)
@@ -59,10 +63,16 @@ def lock_dir() -> Path:
 def host_lock(name: str, timeout_s: float) -> Iterator[bool]:
     """Hold the host lock ``name`` (any text; its file is one of :data:`BUCKETS`) for the
     ``with`` block; yields True when it is held, False when another process held it for
-    all of ``timeout_s`` (the block then runs without it)."""
+    all of ``timeout_s`` or there is no lock to be had (its folder will not do: logged).
+    On False the block runs without it."""
     bucket = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") % BUCKETS
-    path = lock_dir() / f"{bucket:02d}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        path = lock_dir() / f"{bucket:02d}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:  # a lock is an economy: without one the work is done all the same
+        log.warning("no host lock for %s: %s", name, exc)
+        yield False
+        return
     try:
         deadline = time.monotonic() + timeout_s
         held = False
