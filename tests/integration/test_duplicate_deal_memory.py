@@ -109,8 +109,12 @@ def check_never_recognised(seen: list[Seen], seats: int, warm: bool) -> None:
         per_runtime: dict[str, list[int]] = {}
         for s in seen:
             per_runtime.setdefault(s.runtime, []).append(s.count)
+        # Each reported match of a runtime has a count of its own (memory kept, never
+        # reset). Not 1..n: a match left unreported (memo_seats) leaves a gap, as CI saw
+        # once: a runtime whose first match the engine's log had not yet shown reported
+        # [2] alone.
         for runtime, kept in per_runtime.items():
-            assert sorted(kept) == list(range(1, len(kept) + 1)), (runtime, kept)
+            assert len(set(kept)) == len(kept) and min(kept) >= 1, (runtime, kept)
     else:
         assert set(counts) == {1}  # the process sandbox: a new runtime per seat and match
 
