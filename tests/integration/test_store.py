@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -528,8 +529,9 @@ postgres_only = pytest.mark.parametrize("store_url", ["postgresql"], indirect=Tr
 
 @postgres_only
 def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_once(
-    store: Store, store_url: str
+    store: Store, store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="saloon.worker.store")
     admin = sa.create_engine(store_url)
     killed: list[int] = []
     stop = threading.Event()
@@ -565,6 +567,10 @@ def test_a_connection_lost_mid_record_raises_unavailable_and_the_retry_records_o
     finally:
         admin.dispose()
     assert len(killed) == 2 and store.result("lost-0") is None  # nothing ever committed
+    # Regression (test_redis_and_the_database_down_at_once_heal failed on it): the drop was
+    # logged with libpq's message of three lines; a log record is one line.
+    dropped = [r.getMessage() for r in caplog.records if "connection dropped" in r.getMessage()]
+    assert dropped and all("\n" not in message for message in dropped), dropped
     assert store.record_results([store.prepare_result("lost-0", record("lost-0"), {})])[0] is True
     assert store.record_results([store.prepare_result("lost-0", record("lost-0"), {})])[0] is False
     assert len(store.results()) == 1

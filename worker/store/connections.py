@@ -38,6 +38,7 @@ from saloon.worker.store.engine import (
     WRITE_OPTION,
     ConnectionLost,
     create_engine,
+    first_line,
     migrate,
     unavailable,
 )
@@ -326,7 +327,10 @@ class StoreBase:
             cause = exc.__cause__
             if not (isinstance(cause, sa.exc.DBAPIError) and cause.connection_invalidated):
                 raise
-            log.info("store: connection dropped (%s); once more on a fresh one", cause.orig)
+            log.info(
+                "store: connection dropped (%s); once more on a fresh one",
+                first_line(cause.orig or cause),
+            )
             return attempt()
 
     @staticmethod
@@ -352,7 +356,9 @@ class StoreBase:
                 flight = None
                 if attempt == 2:
                     raise unavailable(what, self.url, exc) or StoreUnavailable(what) from exc
-                log.info("store: connection dropped (%s); once more on a fresh one", exc)
+                log.info(
+                    "store: connection dropped (%s); once more on a fresh one", first_line(exc)
+                )
         raise AssertionError("unreachable")
 
     def _pg_send(self, name: str, sql: bytes, params: list[bytes], what: str) -> _Flight:

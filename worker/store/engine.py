@@ -63,9 +63,16 @@ def unavailable(what: str, url: str, exc: BaseException) -> StoreUnavailable | N
         orig = exc
     else:
         return None
-    lines = str(orig if orig is not None else exc).strip().splitlines()
-    cause = lines[0] if lines else type(orig or exc).__name__
+    cause = first_line(orig if orig is not None else exc)
     return StoreUnavailable(f"{what}: store {url} unavailable ({type(orig).__name__}: {cause})")
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of a driver's error (libpq's run over several: "server closed the
+    connection unexpectedly / This probably means..."), or its type's name: what a log
+    line or a one-line message says of it."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def create_engine(url: str, config: StoreConfig) -> sa.Engine:
