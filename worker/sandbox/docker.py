@@ -89,6 +89,7 @@ from saloon.worker.sandbox.images import (
     ensure_bot_image,
 )
 from saloon.worker.sandbox.packages import BotPackage, load_package
+from saloon.worker.sandbox.runtimes import Runtime as LanguageRuntime
 from saloon.worker.sandbox.runtimes import pinned_runtime, runtime_for
 
 log = logging.getLogger(__name__)
@@ -263,16 +264,17 @@ class DockerSandbox(Sandbox):
                 return cached[0]
             tag = current_bot_image(self.client, package, base)
             if tag is None:
-                tag = self._build_image(package, base, key)
+                tag = self._build_image(package, runtime, base, key)
             with self._lock:
                 self._images[key] = (tag, now)
             return tag
 
-    def _build_image(self, package: BotPackage, base: str, key: str) -> str:
+    def _build_image(
+        self, package: BotPackage, runtime: LanguageRuntime, base: str, key: str
+    ) -> str:
         """Build the version's image (its build step first, for a compiled language), under
         the host lock of ``key``: the other processes of this host (workers on one engine)
         that meet the version now wait for this build and take its image."""
-        runtime = runtime_for(package.language)
         wait_s = self.build_limits.wall_s + IMAGE_BUILD_WAIT_S
         with host_lock(f"bot-image:{key}", wait_s) as held:
             if not held:
